@@ -1,0 +1,128 @@
+"""Typed messages, requests and responses, independent of any provider's wire format."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+Purpose = Literal["plan", "subagent", "synthesize", "other"]
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A tool call as the model asked for it; ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed(self) -> dict[str, Any]:
+        """The arguments as an object; raises ValueError with the reason when they are not."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        if not isinstance(value, dict):
+            raise ValueError("arguments must be a JSON object")
+        return value
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", text)
+
+    @classmethod
+    def tool(cls, call: ToolCallRequest, text: str) -> Message:
+        return cls("tool", text, tool_call_id=call.id, name=call.name)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class TokenUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class ModelRequest:
+    """One model call. ``task`` and ``step`` key it for tracing and exact replay."""
+
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    task: str = ""
+    step: int = 0
+    purpose: Purpose = "other"
+    max_tokens: int | None = None
+    tool_choice: Literal["auto", "required"] = "auto"
+
+
+@dataclass
+class ModelResponse:
+    text: str = ""
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    finish_reason: str = ""
+    model: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "finish_reason": self.finish_reason, "model": self.model,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                               for c in self.tool_calls],
+                "usage": {"input_tokens": self.usage.input_tokens,
+                          "output_tokens": self.usage.output_tokens}}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ModelResponse:
+        return cls(
+            text=d.get("text", ""),
+            tool_calls=[ToolCallRequest(c["id"], c["name"], c["arguments"])
+                        for c in d.get("tool_calls", [])],
+            usage=TokenUsage(**d.get("usage", {})),
+            finish_reason=d.get("finish_reason", ""),
+            model=d.get("model", ""),
+        )
+
+
+class ModelError(Exception):
+    """A failed model call. ``retryable`` says whether trying again could help."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Model(Protocol):
+    """The one method a model backend needs.
+
+    >>> class Echo:
+    ...     async def complete(self, request: ModelRequest) -> ModelResponse:
+    ...         return ModelResponse(text=request.messages[-1].content)
+    >>> isinstance(Echo(), Model)
+    True
+    """
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...

@@ -1,0 +1,87 @@
+"""When and how long to retry a model call (tenacity underneath).
+
+Retried: 408, 409, 425, 429, 5xx (529 included) and transport failures. Never: 400, 401, 403,
+404, 422 — the same request would fail the same way. The wait honours ``Retry-After``
+(seconds or an HTTP date) and ``retry-after-ms``, is jittered, and is bounded: a server that
+asks for longer than ``max_wait_s`` makes the call fail instead of stalling the run.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+from ._messages import ModelError
+
+T = TypeVar("T")
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait, if it said."""
+    if ms := headers.get("retry-after-ms"):
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def error_for_status(resp: httpx.Response) -> ModelError:
+    body = resp.text[:300].replace("\n", " ")
+    return ModelError(f"model server answered HTTP {resp.status_code}: {body}",
+                      status=resp.status_code, retryable=resp.status_code in RETRY_STATUSES,
+                      retry_after=retry_after(resp.headers))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    base_wait_s: float = 0.5
+    max_wait_s: float = 30.0
+
+    async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        jitter = wait_random_exponential(multiplier=self.base_wait_s, max=self.max_wait_s)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            asked = getattr(exc, "retry_after", None)
+            if asked is not None:
+                return float(asked) + jitter(state) * 0.1
+            return float(jitter(state))
+
+        def retryable(exc: BaseException) -> bool:
+            if not isinstance(exc, ModelError) or not exc.retryable:
+                return False
+            return exc.retry_after is None or exc.retry_after <= self.max_wait_s
+
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts), wait=wait,
+            retry=retry_if_exception(retryable), reraise=True,
+        ):
+            with attempt:
+                return await fn()
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,1 @@
+"""The read-only tool sandbox: path confinement, command rules, config parsing, redaction."""

@@ -1,0 +1,92 @@
+"""Captured command and NVML outputs stored in a snapshot (``<root>/.agentkit/``).
+
+A snapshot is a directory that stands for a host's ``/``: the files an investigation reads,
+copied as they were, plus what a directory cannot hold (command output, NVML readings) under
+``.agentkit/``, described by ``.agentkit/snapshot.json``::
+
+    {"format": "agentkit-snapshot", "version": 1, "host": "gpu-07",
+     "captured_at": "2026-11-20T14:02:11Z",
+     "commands": [{"argv": ["nvidia-smi", "topo", "-m"],
+                   "stdout": "commands/nvidia-smi-topo-m.txt", "exit_code": 0}],
+     "nvml": "nvml.json"}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ._paths import PathRefused, Root, read_bytes
+
+CAPTURE_DIR = ".agentkit"
+MANIFEST = f"{CAPTURE_DIR}/snapshot.json"
+_MAX_CAPTURE = 8 << 20
+
+
+class CapturedCommand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    argv: list[str]
+    stdout: str
+    stderr: str | None = None
+    exit_code: int = 0
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["agentkit-snapshot"] = "agentkit-snapshot"
+    version: int = 1
+    host: str = ""
+    captured_at: str = ""
+    commands: list[CapturedCommand] = Field(default_factory=list)
+    nvml: str | None = None
+
+
+class SnapshotError(Exception):
+    pass
+
+
+def load_manifest(root: Root) -> Manifest | None:
+    """The root's manifest, or None when the root is not a snapshot."""
+    path = os.path.join(root.path, MANIFEST)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return Manifest.model_validate(json.load(f))
+    except (OSError, ValueError, ValidationError) as exc:
+        raise SnapshotError(
+            f"{path} is not a valid snapshot manifest: {exc}. Recreate it with "
+            "`agentkit snapshot`, or remove it to treat the directory as plain files."
+        ) from None
+
+
+def read_capture(root: Root, rel: str) -> str:
+    """Text of a capture file, relative to ``.agentkit/``, read through the path guard."""
+    capture_root = Root(os.path.join(root.path, CAPTURE_DIR))
+    try:
+        data, _, _ = read_bytes(capture_root, "/" + rel, _MAX_CAPTURE)
+    except PathRefused as exc:
+        raise SnapshotError(f"snapshot capture {rel!r} unreadable: {exc}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def find_command(manifest: Manifest, argv: list[str]) -> CapturedCommand | None:
+    for cmd in manifest.commands:
+        if cmd.argv == argv:
+            return cmd
+    return None
+
+
+def load_nvml(root: Root, manifest: Manifest) -> dict[str, Any] | None:
+    if not manifest.nvml:
+        return None
+    try:
+        data = json.loads(read_capture(root, manifest.nvml))
+    except ValueError as exc:
+        raise SnapshotError(f"snapshot NVML capture {manifest.nvml!r} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SnapshotError(f"snapshot NVML capture {manifest.nvml!r} must be a JSON object")
+    return data

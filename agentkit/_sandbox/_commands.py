@@ -1,0 +1,179 @@
+"""``run_command``: allowlisted read-only programs, argv only, never a shell.
+
+On a live host the program runs for real: a trusted absolute binary, a scrubbed environment,
+no stdin, resource limits (no file may be written: ``RLIMIT_FSIZE`` is 0), its own process
+group killed at the deadline, output capped. On a snapshot the captured output is served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import selectors
+import signal
+import stat
+import subprocess
+import time
+from typing import Annotated
+
+import anyio.to_thread
+from pydantic import Field
+
+from .._tool import ToolContext, ToolError, ToolOutput, tool
+from ._captures import SnapshotError, find_command, read_capture
+from ._paths import PathRefused, check_policy, normalize
+from ._programs import Refused, check
+from ._redact import redact
+
+_STDERR_LIMIT = 16 * 1024
+_BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "HOME": "/nonexistent", "TERM": "dumb", "PAGER": "cat", "NO_COLOR": "1"}
+
+
+def _limits(cpu_s: int) -> None:  # runs in the child between fork and exec
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def trusted_binary(name: str, dirs: tuple[str, ...]) -> str:
+    for d in dirs:
+        path = os.path.join(d, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or not st.st_mode & 0o111:
+            continue
+        if st.st_mode & 0o002:
+            raise ToolError(f"{path} is world-writable; refusing to run it")
+        return path
+    raise ToolError(f"{name} is not installed in the trusted directories {list(dirs)}")
+
+
+@tool
+async def run_command(
+    ctx: ToolContext,
+    argv: Annotated[list[str], Field(min_length=1, description="Program and arguments, e.g. "
+                                     "['nvidia-smi', 'topo', '-m']; never a shell string")],
+    timeout_s: Annotated[float, Field(gt=0, le=120)] = 20.0,
+) -> ToolOutput:
+    """Run an allowlisted read-only program (nvidia-smi, systemctl, journalctl, grep, …)."""
+    try:
+        checked = check(argv)
+    except Refused as exc:
+        raise ToolError(f"refused: {exc}") from None
+    if not ctx.host.is_live:
+        return _captured(ctx, argv)
+    for p in checked.paths:
+        _police(ctx, p)
+    exe = trusted_binary(checked.argv[0], ctx.host.trusted_bin_dirs)
+    env = {**_BASE_ENV, **checked.env}
+    timeout = min(timeout_s, ctx.host.command_timeout_s)
+    out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
+        _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit, ctx.host.root.path
+    )
+    shown = " ".join(argv)
+    if timed_out:
+        raise ToolError(f"`{shown}` did not finish within {timeout:g}s; its process group was "
+                        "killed. Narrow the command (fewer files, -n N) and retry")
+    return _result(ctx, argv, redact(out), redact(err), code, truncated, captured=None)
+
+
+def _police(ctx: ToolContext, operand: str) -> None:
+    path = operand if operand.startswith("/") else "/" + operand
+    try:
+        real = os.path.realpath(normalize(path))
+        check_policy(ctx.host.root, normalize(path))
+        check_policy(ctx.host.root, real)
+    except PathRefused as exc:
+        raise ToolError(f"refused: {exc}") from None
+
+
+def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
+    manifest = ctx.host.snapshot
+    if manifest is None:
+        raise ToolError(
+            f"`{' '.join(argv)}` cannot run: the root {ctx.host.root.path} is not the live host "
+            "and has no snapshot manifest (.agentkit/snapshot.json); read files instead")
+    cap = find_command(manifest, argv)
+    if cap is None:
+        have = "; ".join(" ".join(c.argv) for c in manifest.commands) or "none"
+        raise ToolError(f"`{' '.join(argv)}` was not captured in this snapshot. Captured: {have}")
+    try:
+        out = read_capture(ctx.host.root, cap.stdout)
+        err = read_capture(ctx.host.root, cap.stderr) if cap.stderr else ""
+    except SnapshotError as exc:
+        raise ToolError(str(exc)) from None
+    limit = ctx.host.output_limit
+    return _result(ctx, argv, redact(out[:limit]), redact(err[:_STDERR_LIMIT]), cap.exit_code,
+                   len(out) > limit, captured=manifest.captured_at or "snapshot")
+
+
+def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, truncated: bool,
+            captured: str | None) -> ToolOutput:
+    shown = " ".join(argv)
+    locator = f"$ {shown} [exit {code}]" + (f" (captured {captured})" if captured else "")
+    ev = ctx.evidence("command", locator, out, out)
+    if truncated:
+        out += f"\n[… output truncated at {ctx.host.output_limit} bytes]"
+    return ToolOutput(
+        data={"argv": argv, "exit_code": code, "stdout": out, "stderr": err,
+              "truncated": truncated, "captured": captured, "evidence_id": ev.id},
+        evidence=[ev],
+    )
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int,
+         cwd: str) -> tuple[str, str, int, bool, bool]:
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, cwd=cwd, start_new_session=True, close_fds=True,
+        preexec_fn=lambda: _limits(int(timeout) + 2),
+    )
+    bufs: dict[int, bytearray] = {}
+    sel = selectors.DefaultSelector()
+    assert proc.stdout and proc.stderr
+    for stream, limit in ((proc.stdout, cap), (proc.stderr, _STDERR_LIMIT)):
+        os.set_blocking(stream.fileno(), False)
+        sel.register(stream, selectors.EVENT_READ, limit)
+        bufs[stream.fileno()] = bytearray()
+    deadline = time.monotonic() + timeout
+    timed_out = truncated = False
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(min(left, 0.5)):
+                chunk = os.read(key.fd, 65536)
+                buf = bufs[key.fd]
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf.extend(chunk)
+                if len(buf) > key.data:
+                    del buf[key.data:]
+                    if key.fileobj is proc.stdout:
+                        truncated = True
+                    sel.unregister(key.fileobj)
+            if truncated:
+                break
+    finally:
+        sel.close()
+        _kill_group(proc)
+    code = proc.wait()
+    dec = (bytes(bufs[proc.stdout.fileno()]).decode("utf-8", "replace"),
+           bytes(bufs[proc.stderr.fileno()]).decode("utf-8", "replace"))
+    proc.stdout.close()
+    proc.stderr.close()
+    return dec[0], dec[1], code, timed_out, truncated
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    # The whole group: a program's children die with it, even after the leader exited.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)

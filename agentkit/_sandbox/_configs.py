@@ -1,0 +1,218 @@
+"""``parse_config``: JSON, YAML, TOML, INI, systemd units and dotenv files, all into one shape:
+entries of ``{key, value, line, source}`` with a key path (``text_config.num_hidden_layers``,
+``Service.Environment.NCCL_PROTO``), each citable as evidence.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import Field
+
+from .._tool import ToolContext, ToolError, ToolOutput, tool
+from .._types import Evidence
+from ._files import read_text
+from ._jsonlines import JSONLineError, loads_with_lines
+from ._paths import PathRefused, list_entries
+from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
+
+Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
+_MAX_ENTRIES = 5000
+_MAX_YAML_ALIASES = 100
+_UNIT_SUFFIXES = (".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice")
+
+
+def detect_format(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    if name.endswith(".toml"):
+        return "toml"
+    if name.endswith(_UNIT_SUFFIXES) or (name.endswith(".conf") and ".d/" in path and
+                                         "/systemd/" in path):
+        return "systemd"
+    if name.endswith((".env", "nccl.conf")) or name == ".env" or "/etc/default/" in path:
+        return "dotenv"
+    if name.endswith((".ini", ".cfg", ".conf")):
+        return "ini"
+    raise ToolError(f"cannot tell the format of {path}; pass format= one of "
+                    "json, yaml, toml, ini, systemd, dotenv")
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Leaf entries of nested data; lists of scalars stay whole."""
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for k, v in value.items():
+            out.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        out = []
+        for i, v in enumerate(value):
+            out.extend(flatten(v, f"{prefix}[{i}]"))
+        return out
+    return [(prefix, value)]
+
+
+def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
+    aliases = sum(1 for ev in yaml.parse(text) if isinstance(ev, yaml.AliasEvent))
+    if aliases > _MAX_YAML_ALIASES:
+        raise ToolError(f"YAML has {aliases} aliases (limit {_MAX_YAML_ALIASES}): refusing a "
+                        "possible alias bomb")
+    data = yaml.safe_load(text)
+    lines: dict[str, int] = {}
+
+    def walk(node: yaml.Node, path: str, depth: int) -> None:
+        if depth > 64:
+            raise ToolError("YAML nested deeper than 64 levels")
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                sub = f"{path}.{k.value}" if path else str(k.value)
+                lines.setdefault(sub, k.start_mark.line + 1)
+                walk(v, sub, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                lines.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
+                walk(v, f"{path}[{i}]", depth + 1)
+
+    root = yaml.compose(text)
+    if root is not None:
+        walk(root, "", 0)
+    return data, lines
+
+
+def _key_lines(text: str, pattern: str) -> dict[str, int]:
+    # TOML/INI parsers forget lines; find each `key =` under its [table] header.
+    lines: dict[str, int] = {}
+    table = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if m := re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", line):
+            table = m.group(1).strip('"')
+            continue
+        if m := re.match(pattern, line):
+            key = m.group(1).strip().strip('"')
+            lines.setdefault(f"{table}.{key}" if table else key, n)
+    return lines
+
+
+def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
+    try:
+        if fmt == "json":
+            return loads_with_lines(text)
+        if fmt == "yaml":
+            return _yaml_lines(text)
+        if fmt == "toml":
+            return tomllib.loads(text), _key_lines(text, r"^([A-Za-z0-9_.\"-]+)\s*=")
+        if fmt == "ini":
+            cp = configparser.ConfigParser(interpolation=None, strict=False)
+            cp.read_string(text, source=path)
+            data = {s: dict(cp.items(s, raw=True)) for s in cp.sections()}
+            return data, _key_lines(text, r"^([^=:#;\s][^=:]*?)\s*[=:]")
+    except JSONLineError as exc:
+        raise ToolError(f"{path}:{exc.line}: malformed JSON: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        raise ToolError(f"{path}:{line}: malformed YAML: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ToolError(f"{path}: malformed YAML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ToolError(f"{path}: malformed TOML: {exc}") from None
+    except configparser.Error as exc:
+        raise ToolError(f"{path}: malformed INI: {exc}") from None
+    raise ToolError(f"unknown format {fmt}")
+
+
+@tool
+def parse_config(
+    ctx: ToolContext,
+    path: Annotated[str, Field(description="Absolute host path of the config file")],
+    format: Format = "auto",
+) -> ToolOutput:
+    """Parse a config file (JSON, YAML, TOML, INI, systemd unit with drop-ins, dotenv) into
+    key paths with source line numbers. A unit also yields its effective environment."""
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt == "systemd":
+        return _unit(ctx, path)
+    text, host_path, truncated = read_text(ctx, path)
+    if truncated:
+        raise ToolError(f"{host_path} is larger than {ctx.host.read_limit} bytes; too large to "
+                        "parse whole")
+    if fmt == "dotenv":
+        try:
+            env = parse_dotenv(text, host_path)
+        except UnitSyntaxError as exc:
+            raise ToolError(f"malformed dotenv: {exc}") from None
+        rows = [(v.name, v.value, v.line, v.raw) for v in env]
+    else:
+        data, lines = _structured(fmt, text, host_path)
+        src = text.splitlines()
+        rows = []
+        for key, value in flatten(data):
+            line = lines.get(key, 0)
+            rows.append((key, value, line, src[line - 1] if 0 < line <= len(src) else ""))
+    return _entries(ctx, host_path, fmt, rows)
+
+
+def _entries(ctx: ToolContext, source: str, fmt: str,
+             rows: list[tuple[str, Any, int, str]], extra: dict[str, Any] | None = None
+             ) -> ToolOutput:
+    if len(rows) > _MAX_ENTRIES:
+        raise ToolError(f"{source} has {len(rows)} entries (limit {_MAX_ENTRIES})")
+    entries, evidence = [], []
+    for key, value, line, raw in rows:
+        ev = config_evidence(ctx, source, line, key, raw)
+        evidence.append(ev)
+        entries.append({"key": key, "value": value, "line": line, "source": source,
+                        "evidence_id": ev.id})
+    data: dict[str, Any] = {"path": source, "format": fmt, "entries": entries}
+    data.update(extra or {})
+    return ToolOutput(data=data, evidence=evidence)
+
+
+def config_evidence(ctx: ToolContext, source: str, line: int, key: str, raw: str) -> Evidence:
+    where = f"{source}:{line}" if line else source
+    return ctx.evidence("config", f"{where} {key}", raw.strip(), f"{key}\0{raw}")
+
+
+def _unit(ctx: ToolContext, path: str) -> ToolOutput:
+    def read(p: str) -> str | None:
+        try:
+            return read_text(ctx, p)[0]
+        except ToolError:
+            return None
+
+    def names(d: str) -> list[str]:
+        try:
+            return [n for n, kind in list_entries(ctx.host.root, d) if kind in ("file", "link")]
+        except PathRefused:
+            return []
+
+    try:
+        unit = resolve_unit(read_text(ctx, path)[1], read, names)
+    except UnitSyntaxError as exc:
+        raise ToolError(f"malformed unit file: {exc}") from None
+    rows = [(f"{a.section}.{a.key}", a.value, a.line, a.raw) for a in unit.assignments]
+    out = _entries(ctx, unit.files[0], "systemd", rows)
+    env: dict[str, Any] = {}
+    for var in unit.environment.values():
+        ev = config_evidence(ctx, var.source, var.line, f"Environment.{var.name}", var.raw)
+        out.evidence.append(ev)
+        env[var.name] = {"value": var.value, "source": var.source, "line": var.line,
+                         "comment": var.comment, "evidence_id": ev.id}
+    exec_start: dict[str, Any] | None = None
+    if unit.exec_start_at:
+        a = unit.exec_start_at
+        ev = config_evidence(ctx, a.source, a.line, "Service.ExecStart", a.raw)
+        out.evidence.append(ev)
+        exec_start = {"argv": unit.exec_start, "source": a.source, "line": a.line,
+                      "evidence_id": ev.id}
+    out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
+                             "exec_start": exec_start, "problems": unit.problems}
+    return out

@@ -1,0 +1,215 @@
+"""File tools: read_file, list_dir, glob, grep — all confined by ``_paths``."""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from .._tool import ToolContext, ToolError, ToolOutput, tool
+from ._paths import PathRefused, list_entries, normalize, read_bytes
+from ._redact import redact
+
+_MAX_LINES = 2000
+_MAX_GLOB = 500
+_MAX_WALK = 20_000
+_BINARY_SNIFF = 8192
+
+
+def decode_text(data: bytes) -> tuple[str, bool]:
+    """(text, is_binary): NUL bytes in the head mean binary; bad UTF-8 is replaced."""
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return "", True
+    return data.decode("utf-8", errors="replace"), False
+
+
+def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
+    """(redacted text, canonical path, truncated) of a text file, or a ToolError."""
+    try:
+        data, size, host_path = read_bytes(ctx.host.root, path, ctx.host.read_limit)
+    except PathRefused as exc:
+        raise ToolError(str(exc)) from None
+    text, binary = decode_text(data)
+    if binary:
+        raise ToolError(f"{host_path} is a binary file ({size} bytes); it has no text to read")
+    return redact(text), host_path, size > len(data)
+
+
+@tool
+def read_file(
+    ctx: ToolContext,
+    path: Annotated[str, Field(description="Absolute host path, e.g. /etc/nccl.conf")],
+    start: Annotated[int, Field(ge=1, description="First line, 1-based")] = 1,
+    end: Annotated[int | None, Field(ge=1, description="Last line (inclusive)")] = None,
+) -> ToolOutput:
+    """Read lines of a text file, numbered. Binary files and credential files are refused."""
+    text, host_path, truncated = read_text(ctx, path)
+    lines = text.splitlines()
+    last = min(end or len(lines), len(lines), start + _MAX_LINES - 1)
+    if start > max(len(lines), 1):
+        raise ToolError(f"{host_path} has {len(lines)} lines; start={start} is past the end")
+    chosen = lines[start - 1 : last]
+    numbered = "\n".join(f"{i}: {line}" for i, line in enumerate(chosen, start))
+    cut = truncated or last < (end or len(lines))
+    locator = f"{host_path}:{start}-{last}" if last > start else f"{host_path}:{start}"
+    ev = ctx.evidence("file", locator, "\n".join(chosen), "\n".join(chosen))
+    data: dict[str, Any] = {
+        "path": host_path,
+        "start": start,
+        "end": last,
+        "total_lines": len(lines),
+        "truncated": cut,
+        "text": numbered + ("\n[… truncated: read further with start=…]" if cut else ""),
+        "evidence_id": ev.id,
+    }
+    return ToolOutput(data=data, evidence=[ev])
+
+
+@tool
+def list_dir(
+    ctx: ToolContext,
+    path: Annotated[str, Field(description="Absolute host directory path")],
+) -> ToolOutput:
+    """List a directory's entries with their types (file, dir, link, other)."""
+    try:
+        entries = list_entries(ctx.host.root, path)
+    except PathRefused as exc:
+        raise ToolError(str(exc)) from None
+    host_path = normalize(path)
+    listing = "\n".join(f"{kind}\t{name}" for name, kind in entries)
+    ev = ctx.evidence("listing", f"{host_path}/", listing, listing)
+    return ToolOutput(
+        data={"path": host_path, "entries": [{"name": n, "type": k} for n, k in entries],
+              "evidence_id": ev.id},
+        evidence=[ev],
+    )
+
+
+def glob_paths(ctx: ToolContext, pattern: str, limit: int = _MAX_GLOB) -> tuple[list[str], bool]:
+    """Host paths matching a glob (``*``, ``?``, ``[..]`` per component, ``**`` for any depth)."""
+    parts = [p for p in normalize(pattern).split("/") if p]
+    found: list[str] = []
+    visited = 0
+
+    def walk(prefix: str, rest: list[str]) -> None:
+        nonlocal visited
+        if len(found) >= limit or visited > _MAX_WALK:
+            return
+        if not rest:
+            found.append(prefix or "/")
+            return
+        head, tail = rest[0], rest[1:]
+        if not any(c in head for c in "*?["):
+            if _exists(ctx, f"{prefix}/{head}", tail):
+                walk(f"{prefix}/{head}", tail)
+            return
+        try:
+            entries = list_entries(ctx.host.root, prefix or "/")
+        except PathRefused:
+            return
+        visited += 1
+        if head == "**":
+            walk(prefix, tail)
+            for name, kind in entries:
+                if kind == "dir":
+                    walk(f"{prefix}/{name}", rest)
+                elif not tail and kind == "file" and len(found) < limit:
+                    found.append(f"{prefix}/{name}")
+            return
+        for name, kind in entries:
+            if fnmatchcase(name, head) and (tail == [] or kind in ("dir", "link")):
+                walk(f"{prefix}/{name}", tail)
+
+    walk("", parts)
+    unique = sorted(set(found))
+    return unique, len(unique) >= limit or visited > _MAX_WALK
+
+
+def _exists(ctx: ToolContext, host_path: str, rest: list[str]) -> bool:
+    try:
+        if rest:
+            list_entries(ctx.host.root, host_path)
+        else:
+            read_bytes(ctx.host.root, host_path, 0)
+        return True
+    except PathRefused:
+        if rest:
+            return False
+        try:  # a directory as the last component
+            list_entries(ctx.host.root, host_path)
+            return True
+        except PathRefused:
+            return False
+
+
+@tool
+def glob(
+    ctx: ToolContext,
+    pattern: Annotated[str, Field(description="Host glob, e.g. /etc/systemd/system/*.service")],
+) -> ToolOutput:
+    """Find host paths matching a glob pattern (``**`` matches any depth)."""
+    paths, capped = glob_paths(ctx, pattern)
+    listing = "\n".join(paths)
+    ev = ctx.evidence("listing", f"glob {normalize(pattern)}", listing, listing)
+    return ToolOutput(
+        data={"pattern": pattern, "paths": paths, "capped": capped, "evidence_id": ev.id},
+        evidence=[ev],
+    )
+
+
+@tool
+def grep(
+    ctx: ToolContext,
+    pattern: Annotated[str, Field(description="Python regular expression")],
+    path: Annotated[str, Field(description="A file, a directory, or a glob of files")],
+    max_matches: Annotated[int, Field(ge=1, le=1000)] = 100,
+    ignore_case: bool = False,
+) -> ToolOutput:
+    """Search files for a regular expression; each match is its own evidence (file:line)."""
+    try:
+        regex = re.compile(pattern, re.I if ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    files = _grep_targets(ctx, path)
+    matches: list[dict[str, Any]] = []
+    evidence = []
+    for host_path in files:
+        try:
+            text, _, _ = read_text(ctx, host_path)
+        except ToolError:
+            continue
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                ev = ctx.evidence("file", f"{host_path}:{lineno}", line, line)
+                evidence.append(ev)
+                matches.append({"path": host_path, "line": lineno, "text": line[:500],
+                                "evidence_id": ev.id})
+                if len(matches) >= max_matches:
+                    return ToolOutput(
+                        data={"matches": matches, "capped": True, "files_searched": len(files)},
+                        evidence=evidence)
+    return ToolOutput(
+        data={"matches": matches, "capped": False, "files_searched": len(files)},
+        evidence=evidence,
+    )
+
+
+def _grep_targets(ctx: ToolContext, path: str) -> list[str]:
+    if any(c in path for c in "*?["):
+        return glob_paths(ctx, path)[0]
+    try:
+        list_entries(ctx.host.root, path)
+    except PathRefused:
+        return [normalize(path)]
+    return [p for p in glob_paths(ctx, normalize(path).rstrip("/") + "/**")[0]
+            if _is_file(ctx, p)]
+
+
+def _is_file(ctx: ToolContext, host_path: str) -> bool:
+    try:
+        read_bytes(ctx.host.root, host_path, 0)
+        return True
+    except PathRefused:
+        return False

@@ -1,0 +1,162 @@
+"""One subagent's sandbox: the tools it may call, the evidence it saw, the trace of each call.
+
+Identical calls from different subagents of one run share a :class:`ToolCache`, so a file read
+by five tasks is read once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .._host import Host
+from .._tool import Tool, ToolContext, ToolError, ToolOutput
+from .._trace import Trace
+from .._types import Evidence
+from ._commands import run_command
+from ._configs import parse_config
+from ._files import glob, grep, list_dir, read_file
+from ._gpu import gpu_info
+
+BUILTIN_TOOLS: dict[str, Tool] = {
+    t.name: t for t in (read_file, list_dir, glob, grep, run_command, parse_config, gpu_info)
+}
+
+
+@dataclass
+class ToolCall:
+    """The outcome of one call as the caller sees it."""
+
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    evidence: list[Evidence] = field(default_factory=list)
+    cached: bool = False
+
+    def for_model(self) -> str:
+        if not self.ok:
+            return json.dumps({"error": self.error})
+        return json.dumps(self.data, ensure_ascii=False, default=str)
+
+
+class ToolCache:
+    """Per-run results keyed by (tool, canonical args); concurrent twins wait for the first."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, ToolOutput | ToolError] = {}
+        self._pending: dict[str, anyio.Event] = {}
+        self.hits = 0
+        self.misses = 0
+
+    async def get(self, key: str,
+                  run: Callable[[], Awaitable[ToolOutput]]) -> tuple[ToolOutput, bool]:
+        while key in self._pending:
+            await self._pending[key].wait()
+        if key in self._done:
+            self.hits += 1
+            got = self._done[key]
+            if isinstance(got, ToolError):
+                raise got
+            return got, True
+        self.misses += 1
+        event = self._pending[key] = anyio.Event()
+        try:
+            out = await run()
+            self._done[key] = out
+            return out, False
+        except ToolError as exc:
+            self._done[key] = exc
+            raise
+        finally:
+            del self._pending[key]
+            event.set()
+
+
+Executor = Callable[[Tool, ToolContext, dict[str, Any], str, int, int], Awaitable[ToolOutput]]
+
+
+async def _execute(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str, step: int,
+                   index: int) -> ToolOutput:
+    return await tool.run(ctx, args)
+
+
+class Sandbox:
+    """The tools one subagent may use, over a shared :class:`Host`.
+
+    >>> box = Sandbox(Host.at("examples/blackwell-kimi"), task_id="t1")
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        task_id: str,
+        tools: Mapping[str, Tool] | None = None,
+        allowed: list[str] | None = None,
+        cache: ToolCache | None = None,
+        trace: Trace | None = None,
+        parent_span: str | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        self.host = host
+        self.task_id = task_id
+        self.tools = dict(tools if tools is not None else BUILTIN_TOOLS)
+        if allowed is not None:
+            self.tools = {n: t for n, t in self.tools.items() if n in allowed}
+        self.cache = cache
+        self.trace = trace or Trace.disabled()
+        self.parent_span = parent_span
+        self.executor = executor or _execute
+        self.evidence: dict[str, Evidence] = {}
+        self.calls = 0
+        self._ctx = ToolContext(host=host)
+
+    def schemas(self) -> list[Tool]:
+        return list(self.tools.values())
+
+    def add_evidence(self, ev: Evidence) -> Evidence:
+        self.evidence.setdefault(ev.id, ev)
+        return ev
+
+    async def call(self, name: str, args: dict[str, Any], *, step: int = 0,
+                   index: int = 0) -> ToolCall:
+        """Run one tool call; a refusal or failure becomes ``ok=False`` with the reason."""
+        self.calls += 1
+        span = self.trace.start("tool", parent=self.parent_span, task=self.task_id, step=step,
+                                data={"tool": name, "args": args, "index": index})
+        result = await self._call(name, args, step, index)
+        for ev in result.evidence:
+            self.add_evidence(ev)
+        self.trace.end(span, "tool", task=self.task_id, step=step, data={
+            "tool": name, "index": index, "ok": result.ok, "error": result.error,
+            "data": result.data, "cached": result.cached,
+            "evidence": [e.model_dump() for e in result.evidence]})
+        return result
+
+    async def _call(self, name: str, args: dict[str, Any], step: int, index: int) -> ToolCall:
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolCall(name, args, ok=False, error=(
+                f"tool {name!r} is not available to this task; available: "
+                f"{', '.join(sorted(self.tools))}"))
+        try:
+            tool.validate(args)
+            run = lambda: self.executor(tool, self._ctx, args, self.task_id, step, index)  # noqa: E731
+            if self.cache is not None and tool.read_only:
+                key = name + json.dumps(args, sort_keys=True, default=str)
+                out, cached = await self.cache.get(key, run)
+            else:
+                out, cached = await run(), False
+        except ToolError as exc:
+            return ToolCall(name, args, ok=False, error=str(exc))
+        except Exception as exc:  # a tool bug must not take the subagent down
+            return ToolCall(name, args, ok=False,
+                            error=f"internal error in {name}: {type(exc).__name__}: {exc}")
+        return ToolCall(name, args, ok=True, data=out.data, evidence=list(out.evidence),
+                        cached=cached)

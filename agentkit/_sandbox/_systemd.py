@@ -1,0 +1,201 @@
+"""systemd unit files: sections, continuation lines, comments, drop-ins and the effective
+environment (``Environment=``, then ``EnvironmentFile=``, later assignments winning).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+# Drop-in directories, highest priority first: a same-named file in an earlier directory
+# masks later ones (systemd.unit(5)).
+UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
+             "/usr/lib/systemd/system", "/lib/systemd/system")
+
+
+@dataclass
+class Assignment:
+    section: str
+    key: str
+    value: str
+    source: str
+    line: int
+    raw: str
+    comment: str = ""
+
+
+@dataclass
+class EnvVar:
+    name: str
+    value: str
+    source: str
+    line: int
+    raw: str
+    comment: str = ""
+
+
+@dataclass
+class Unit:
+    name: str
+    files: list[str] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    environment: dict[str, EnvVar] = field(default_factory=dict)
+    exec_start: list[str] = field(default_factory=list)
+    exec_start_at: Assignment | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+class UnitSyntaxError(ValueError):
+    def __init__(self, source: str, line: int, msg: str) -> None:
+        super().__init__(f"{source}:{line}: {msg}")
+        self.line = line
+
+
+def parse_unit_text(text: str, source: str) -> list[Assignment]:
+    """Assignments in file order, each with its line and the comment block right above it."""
+    out: list[Assignment] = []
+    section = ""
+    comment: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        raw = lines[i]
+        line = raw.strip()
+        i += 1
+        while line.endswith("\\") and i < len(lines):
+            nxt = lines[i].strip()
+            i += 1
+            if nxt.startswith(("#", ";")):
+                continue
+            line = line[:-1].rstrip() + " " + nxt
+            raw += "\n" + lines[i - 1]
+        if not line:
+            comment = []
+            continue
+        if line.startswith(("#", ";")):
+            comment.append(line.lstrip("#; ").rstrip())
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                raise UnitSyntaxError(source, start + 1, f"bad section header {line!r}")
+            section = line[1:-1]
+            comment = []
+            continue
+        if "=" not in line:
+            raise UnitSyntaxError(source, start + 1, f"expected Key=Value, got {line!r}")
+        key, _, value = line.partition("=")
+        out.append(Assignment(section, key.strip(), value.strip(), source, start + 1, raw,
+                              " ".join(comment)))
+        comment = []
+    return out
+
+
+def split_env_assignments(value: str) -> list[tuple[str, str]]:
+    """``Environment=`` value → [(name, value)], honouring quotes as systemd does."""
+    pairs = []
+    for word in shlex.split(value, comments=False, posix=True):
+        name, eq, val = word.partition("=")
+        if eq and name:
+            pairs.append((name, val))
+    return pairs
+
+
+def parse_dotenv(text: str, source: str) -> list[EnvVar]:
+    out: list[EnvVar] = []
+    comment: list[str] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            comment = []
+            continue
+        if line.startswith(("#", ";")):
+            comment.append(line.lstrip("#; "))
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        name, eq, val = line.partition("=")
+        if not eq or not name.strip().replace("_", "").isalnum():
+            raise UnitSyntaxError(source, n, f"expected NAME=value, got {line!r}")
+        val = val.strip()
+        if len(val) >= 2 and val[0] == val[-1] and val[0] in "'\"":
+            val = val[1:-1]
+        out.append(EnvVar(name.strip(), val, source, n, raw, " ".join(comment)))
+        comment = []
+    return out
+
+
+def drop_in_dirs(unit_name: str) -> list[str]:
+    kind = unit_name.rsplit(".", 1)[-1]
+    dirs = []
+    for base in UNIT_DIRS:
+        dirs.append(f"{base}/{unit_name}.d")
+        dirs.append(f"{base}/{kind}.d")
+    return dirs
+
+
+def resolve_unit(
+    unit_path: str,
+    read: Callable[[str], str | None],
+    list_dir: Callable[[str], list[str]],
+) -> Unit:
+    """The effective unit: main file, drop-ins in order, environment files.
+
+    ``read`` returns a file's text or None when absent; ``list_dir`` returns names or [].
+    """
+    name = unit_path.rsplit("/", 1)[-1]
+    unit = Unit(name=name)
+    text = read(unit_path)
+    if text is None:
+        raise FileNotFoundError(unit_path)
+    sources = [(unit_path, text)]
+    chosen: dict[str, str] = {}
+    for d in drop_in_dirs(name):
+        for fname in list_dir(d):
+            if fname.endswith(".conf") and fname not in chosen:
+                chosen[fname] = f"{d}/{fname}"
+    for fname in sorted(chosen):
+        body = read(chosen[fname])
+        if body is not None:
+            sources.append((chosen[fname], body))
+    env_files: list[tuple[str, bool]] = []
+    for path, body in sources:
+        unit.files.append(path)
+        for a in parse_unit_text(body, path):
+            unit.assignments.append(a)
+            _apply(unit, a, env_files)
+    for path, optional in env_files:
+        body = read(path)
+        if body is None:
+            if not optional:
+                unit.problems.append(f"EnvironmentFile {path} is missing (not optional)")
+            continue
+        unit.files.append(path)
+        for var in parse_dotenv(body, path):
+            unit.environment[var.name] = var
+    return unit
+
+
+def _apply(unit: Unit, a: Assignment, env_files: list[tuple[str, bool]]) -> None:
+    if a.section != "Service":
+        return
+    if a.key == "Environment":
+        if not a.value:
+            unit.environment.clear()
+        for name, val in split_env_assignments(a.value):
+            unit.environment[name] = EnvVar(name, val, a.source, a.line, a.raw, a.comment)
+    elif a.key == "EnvironmentFile":
+        if not a.value:
+            env_files.clear()
+        else:
+            optional = a.value.startswith("-")
+            env_files.append((a.value.lstrip("-"), optional))
+    elif a.key == "ExecStart":
+        if not a.value:
+            unit.exec_start, unit.exec_start_at = [], None
+            return
+        argv = shlex.split(a.value)
+        if argv:
+            argv[0] = argv[0].lstrip("-@:+!")
+        unit.exec_start, unit.exec_start_at = argv, a

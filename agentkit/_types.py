@@ -1,0 +1,216 @@
+"""The typed data model: what flows from question to answer.
+
+Everything here is a pydantic model so it validates at the boundaries (LLM output, task files,
+traces) and exports a JSON schema. ``SCHEMA_VERSION`` is bumped on any incompatible change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = 1
+
+_TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Budget(_Model):
+    """Limits for one subagent."""
+
+    max_steps: int = Field(12, ge=1, le=200)
+    max_tokens: int = Field(60_000, ge=256)
+    deadline_s: float = Field(120.0, gt=0)
+
+
+class TaskSpec(_Model):
+    """One independent piece of an investigation, run by one subagent.
+
+    ``template`` names a catalog task: such a task runs its recipe (no model calls);
+    without it, an LLM subagent works towards ``objective`` with ``tools``.
+    """
+
+    id: str
+    title: str
+    objective: str
+    tools: list[str] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    template: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, v: str) -> str:
+        if not _TASK_ID.match(v):
+            raise ValueError(f"task id {v!r} must be lowercase letters, digits, '-', '_' or '.'")
+        return v
+
+
+class Plan(_Model):
+    """The question expanded into independent tasks."""
+
+    question: str
+    mode: Literal["catalog", "llm", "replay"]
+    tasks: list[TaskSpec]
+    notes: list[str] = Field(default_factory=list)
+
+
+EvidenceKind = Literal["file", "command", "config", "nvml", "listing", "derived"]
+
+
+class Evidence(_Model):
+    """Something a tool observed, citable by its stable ``id``.
+
+    The id depends only on what was looked at (kind + locator), never on what was seen, so the
+    same look in another run or another subagent has the same id and drift shows up as a
+    changed ``sha256``.
+    """
+
+    id: str
+    kind: EvidenceKind
+    locator: str
+    excerpt: str = ""
+    sha256: str = ""
+
+    @staticmethod
+    def make_id(kind: str, locator: str) -> str:
+        digest = hashlib.sha256(f"{kind}\0{locator}".encode()).hexdigest()
+        return f"E{digest[:10]}"
+
+    @classmethod
+    def of(cls, kind: EvidenceKind, locator: str, excerpt: str, content: str | bytes) -> Evidence:
+        data = content.encode() if isinstance(content, str) else content
+        return cls(
+            id=cls.make_id(kind, locator),
+            kind=kind,
+            locator=locator,
+            excerpt=excerpt,
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+
+
+class Finding(_Model):
+    """A claim and the evidence that proves it."""
+
+    claim: str
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Fact(_Model):
+    """A named value a task established, with its evidence."""
+
+    value: Any
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Usage(_Model):
+    """What a task or a whole run consumed."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+    wall_s: float = 0.0
+
+    def add(self, other: Usage) -> Usage:
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            tool_calls=self.tool_calls + other.tool_calls,
+            wall_s=max(self.wall_s, other.wall_s),
+        )
+
+
+TaskStatus = Literal["ok", "partial", "failed", "timed-out"]
+
+
+class TaskResult(_Model):
+    """The structured result one subagent hands back to the parent."""
+
+    task_id: str
+    status: TaskStatus
+    summary: str
+    findings: list[Finding] = Field(default_factory=list)
+    facts: dict[str, Fact] = Field(default_factory=dict)
+    evidence: list[Evidence] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Claim(_Model):
+    text: str
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Section(_Model):
+    title: str
+    claims: list[Claim] = Field(default_factory=list)
+    tasks: list[str] = Field(default_factory=list)
+
+
+class Cell(_Model):
+    text: str
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Table(_Model):
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+
+
+class Citation(_Model):
+    """One entry of the answer's reference list: evidence id → where it was seen."""
+
+    id: str
+    kind: EvidenceKind
+    locator: str
+    excerpt: str
+
+
+class Answer(_Model):
+    """The merged answer: a bottom line, sections, an optional table, and citations.
+
+    Every ``Claim`` and ``Cell`` names evidence ids; ``citations`` resolves each of them.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    question: str
+    mode: Literal["catalog", "llm", "replay"]
+    bottom_line: list[Claim]
+    sections: list[Section] = Field(default_factory=list)
+    table: Table | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    tasks: dict[str, TaskStatus] = Field(default_factory=dict)
+    failed_tasks: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+    def cited_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for claim in self.bottom_line:
+            ids.update(claim.evidence)
+        for section in self.sections:
+            for claim in section.claims:
+                ids.update(claim.evidence)
+        if self.table:
+            for row in self.table.rows:
+                for cell in row:
+                    ids.update(cell.evidence)
+        return ids
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """JSON schemas of the boundary types, for other runtimes and for docs."""
+    return {
+        m.__name__: m.model_json_schema()
+        for m in (Plan, TaskSpec, TaskResult, Evidence, Finding, Answer)
+    }
