@@ -53,12 +53,20 @@ class TaskSpec(_Model):
         return v
 
 
+class SubQuestion(_Model):
+    """One part of a compound question and the tasks that answer it."""
+
+    text: str
+    tasks: list[str] = Field(default_factory=list)
+
+
 class Plan(_Model):
     """The question expanded into independent tasks."""
 
     question: str
     mode: Literal["catalog", "llm", "replay"]
     tasks: list[TaskSpec]
+    subquestions: list[SubQuestion] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -101,6 +109,7 @@ class Finding(_Model):
 
     claim: str
     evidence: list[str] = Field(default_factory=list)
+    headline: bool = False
 
 
 class Fact(_Model):
@@ -127,6 +136,8 @@ class Usage(_Model):
             tool_calls=self.tool_calls + other.tool_calls,
             wall_s=max(self.wall_s, other.wall_s),
         )
+
+    __add__ = add
 
 
 TaskStatus = Literal["ok", "partial", "failed", "timed-out"]

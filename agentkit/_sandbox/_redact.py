@@ -31,10 +31,12 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("bearer", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=\-]{12,}")),
 ]
 
+# The key must *end* in the secret word: HF_TOKEN, db_password, aws_secret_access_key; not
+# bos_token_id or max_tokens.
 _SECRET_KEY = (
     r"(?:[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?|secret|token|api[_\-]?key|apikey|"
-    r"access[_\-]?key|private[_\-]?key|credential|auth[_\-]?key|session[_\-]?key|"
-    r"client[_\-]?secret)[A-Za-z0-9_.\-]*)"
+    r"access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|session[_\-]?key|"
+    r"client[_\-]?secret|secret[_\-]?key)(?![A-Za-z0-9_]))"
 )
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced.
 _ASSIGN = re.compile(
@@ -47,7 +49,8 @@ _ASSIGN = re.compile(
 )
 # A benign value that only looks secret: placeholders, booleans, references, paths.
 _BENIGN_VALUE = re.compile(
-    r"(?i)^(?:|true|false|yes|no|none|null|0|1|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
+    r"(?i)^(?:|true|false|yes|no|none|null|[\d.]+|\*+|<[^>]*>|\[[A-Z_]+\]|"
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
     r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-]*EXAMPLE[A-Za-z0-9_\-]*|/[^\s]*)$"
 )
 # Kubernetes Secret manifests carry base64 values under data:/stringData:.

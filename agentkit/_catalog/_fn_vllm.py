@@ -1,0 +1,179 @@
+"""Recipe functions about the installed software: where vLLM is installed, the versions of the
+stack, and which attention backends would accept a KV-cache dtype on this GPU, read from the
+installed vLLM's own source."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._recipe import RecipeContext, StepFailed, recipe_function
+from ._vllm_source import BackendInfo, backend_info, backend_priorities, registry_paths
+
+_SITE_GLOBS = ("/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+               "/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
+               "/opt/*/lib/python3*/site-packages", "/opt/*/*/lib/python3*/site-packages")
+
+
+async def _version(ctx: RecipeContext, site: str, dist_glob: str) -> tuple[str, str, str] | None:
+    """(name, version, evidence id) of the first dist-info matching the glob."""
+    listing = await ctx.tool("glob", pattern=f"{site}/{dist_glob}/METADATA")
+    for path in (listing or {}).get("paths", []):
+        hits = await ctx.tool("grep", optional=True, pattern=r"^(Name|Version): ", path=path)
+        got = {m["text"].split(":", 1)[0]: m for m in (hits or {}).get("matches", [])}
+        if "Version" in got:
+            return (got.get("Name", got["Version"])["text"].split(": ", 1)[1],
+                    got["Version"]["text"].split(": ", 1)[1], got["Version"]["evidence_id"])
+    return None
+
+
+@recipe_function("vllm_install")
+async def vllm_install(ctx: RecipeContext) -> dict[str, Any]:
+    """The site-packages the served vLLM runs from (the ExecStart program's environment
+    first) and its version from package metadata. Sets: vllm_site, vllm_version."""
+    candidates: list[str] = []
+    start = ctx.facts.get("exec_start")
+    if start:
+        exe = start.value["argv"][0]
+        prefix = exe.rsplit("/bin/", 1)[0] if "/bin/" in exe else ""
+        if prefix:
+            candidates += [f"{prefix}/lib/python3*/site-packages",
+                           f"{prefix}/lib/python3*/dist-packages"]
+    for pattern in [*candidates, *_SITE_GLOBS]:
+        listing = await ctx.tool("glob", pattern=f"{pattern}/vllm-*.dist-info")
+        for dist in (listing or {}).get("paths", []):
+            site = dist.rsplit("/", 1)[0]
+            got = await _version(ctx, site, "vllm-*.dist-info")
+            if got:
+                ctx.fact("vllm_site", site, [listing["evidence_id"]] if listing else [])
+                ctx.fact("vllm_version", got[1], [got[2]])
+                return {"site": site, "version": got[1]}
+    raise StepFailed("no installed vLLM found (no vllm-*.dist-info in the ExecStart "
+                     "environment or the usual site-packages)")
+
+
+@recipe_function("software_stack")
+async def software_stack(ctx: RecipeContext) -> dict[str, Any]:
+    """torch and NCCL versions beside vLLM, the kernel. Needs: vllm_site."""
+    site = ctx.need("vllm_site", "vllm_install").value
+    out: dict[str, Any] = {}
+    for key, dist in (("torch_version", "torch-*.dist-info"),
+                      ("nccl_version", "nvidia_nccl_cu*-*.dist-info")):
+        got = await _version(ctx, site, dist)
+        if got:
+            ctx.fact(key, got[1], [got[2]])
+            out[key] = got[1]
+    uname = await ctx.tool("run_command", optional=True, argv=["uname", "-r"])
+    if uname and uname["exit_code"] == 0:
+        ctx.fact("kernel", uname["stdout"].strip(), [uname["evidence_id"]])
+    return out
+
+
+async def _source(ctx: RecipeContext, path: str) -> tuple[str, list[str]]:
+    data = await ctx.tool("read_file", path=path)
+    assert data is not None
+    lines = [ln.split(": ", 1)[1] if ": " in ln else "" for ln in data["text"].split("\n")
+             if re.match(r"^\d+: ", ln) or re.match(r"^\d+:$", ln)]
+    return "\n".join(lines), lines
+
+
+def _cite_line(ctx: RecipeContext, path: str, lines: list[str], line: int, last: int = 0) -> str:
+    last = max(last, line)
+    text = "\n".join(lines[line - 1 : last])
+    where = f"{path}:{line}" if last == line else f"{path}:{line}-{last}"
+    return ctx.cite("file", where, text, text)
+
+
+@recipe_function("kv_cache_support")
+async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any]:
+    """Which attention backends the installed vLLM would pick on this GPU for the served
+    model, with the default KV cache and with ``dtype`` (default: the checkpoint's
+    recommendation, else fp8): reads the priority list, each backend's
+    supported_kv_cache_dtypes and compute-capability test, and any FP8 refusal guards.
+    Needs: compute_capability, vllm_site, served_model."""
+    cc = ctx.need("compute_capability", "gpu_inventory")
+    site = ctx.need("vllm_site", "vllm_install").value
+    model = ctx.need("served_model", "model_architecture").value
+    rec = ctx.facts.get("kv_cache_recommended")
+    target = (dtype or (rec.value if rec and rec.value else "") or "fp8").lower()
+    major, minor = (int(x) for x in str(cc.value).split(".")[:2])
+    use_mla = model.get("kv_lora_rank") is not None
+    use_sparse = model.get("index_topk") is not None
+    cuda_path = f"{site}/vllm/platforms/cuda.py"
+    src, lines = await _source(ctx, cuda_path)
+    names, ret_line, fn_line = backend_priorities(src, use_mla, major, minor)
+    if names is None:
+        raise StepFailed(f"cannot read the backend priority list in {cuda_path} (no "
+                         "_get_backend_priorities with a plain if/return shape): undetermined")
+    end = next((i for i in range(ret_line, len(lines)) if lines[i - 1].strip().startswith("]")),
+               ret_line)
+    prio_ev = _cite_line(ctx, cuda_path, lines, ret_line, end)
+    reg_path = f"{site}/vllm/attention/backends/registry.py"
+    reg_src, reg_lines = await _source(ctx, reg_path)
+    paths = registry_paths(reg_src)
+    backends: list[BackendInfo] = []
+    evidence: dict[str, list[str]] = {}
+    for name in names:
+        if name not in paths:
+            ctx.errors.append(f"{name} is not in {reg_path}")
+            continue
+        dotted, reg_line = paths[name]
+        module, cls = dotted.rsplit(".", 1)
+        file = f"{site}/{module.replace('.', '/')}.py"
+        bsrc, blines = await _source(ctx, file)
+        info = backend_info(BackendInfo(name, cls, file), bsrc, major, minor)
+        ev = [_cite_line(ctx, reg_path, reg_lines, reg_line)]
+        if info.kv_dtypes_line:
+            ev.append(_cite_line(ctx, file, blines, info.kv_dtypes_line))
+        if info.cc_line:
+            ev.append(_cite_line(ctx, file, blines, info.cc_line))
+        for g in info.guards:
+            ev.append(_cite_line(ctx, file, blines, g.line, g.line + g.text.count("\n")))
+        evidence[name] = ev
+        backends.append(info)
+    rows = [_judge(b, target, use_sparse) for b in backends]
+    for row in rows:
+        row["evidence"] = evidence[row["name"]]
+    cc_ok = [r for r in rows if r["cc_ok"] and r["sparse_ok"]]
+    auto = next((r for r in cc_ok if r["accepts_auto"]), None)
+    chosen = next((r for r in cc_ok if r["accepts_target"] and not r["guards"]), None)
+    guarded = [r for r in cc_ok if r["accepts_target"] and r["guards"]]
+    all_ev = [prio_ev, *[e for r in rows for e in r["evidence"]]]
+    ctx.fact("kv_target_dtype", target, rec.evidence if rec else [])
+    ctx.fact("backend_priority", {"names": names, "use_mla": use_mla, "use_sparse": use_sparse,
+                                  "file": cuda_path, "line": ret_line}, [prio_ev])
+    ctx.fact("backends", rows, all_ev)
+    ctx.fact("eligible_backends", [r["name"] for r in cc_ok],
+             [prio_ev, *[e for r in cc_ok for e in evidence[r["name"]]]])
+    ctx.fact("backend_default", auto["name"] if auto else None,
+             [prio_ev, *(evidence[auto["name"]] if auto else [])])
+    fp8_ev = [prio_ev, *[e for r in cc_ok for e in evidence[r["name"]]]]
+    ctx.fact("kv_dtype_supported", chosen is not None, fp8_ev)
+    ctx.fact("kv_dtype_backend", chosen["name"] if chosen else None, fp8_ev)
+    ctx.fact("kv_dtype_refusals", [{"name": r["name"], "reasons": r["reasons"]} for r in cc_ok
+                                   if r is not chosen], fp8_ev)
+    ctx.fact("kv_dtype_guarded", [{"name": r["name"], "guards": r["guards"]} for r in guarded],
+             [e for r in guarded for e in evidence[r["name"]]])
+    _ = fn_line
+    return {"backends": rows}
+
+
+def _judge(b: BackendInfo, target: str, use_sparse: bool) -> dict[str, Any]:
+    reasons: list[str] = []
+    dtypes = b.kv_dtypes
+    accepts_target = dtypes is not None and target in dtypes
+    if dtypes is None:
+        reasons.append("supported_kv_cache_dtypes not found: undetermined")
+    elif not accepts_target:
+        reasons.append(f"supported_kv_cache_dtypes is {dtypes}: no {target}")
+    guards = [{"file": b.module_path, "line": g.line, "message": g.message} for g in b.guards]
+    if guards:
+        reasons += [f"raises NotImplementedError({g['message']!r}) at {b.module_path}:{g['line']}"
+                    for g in guards]
+    return {
+        "name": b.name, "file": b.module_path, "kv_dtypes": dtypes,
+        "cc_ok": b.cc_ok, "cc_test": b.cc_source, "sparse": b.sparse,
+        "sparse_ok": b.sparse == use_sparse,
+        "accepts_auto": dtypes is None or "auto" in dtypes,
+        "accepts_target": accepts_target, "guards": guards, "reasons": reasons,
+    }

@@ -1,0 +1,107 @@
+"""The catalog planner: deterministic matching of a question against the task templates.
+
+A compound question is split into sub-questions; each is scored against every template's
+keywords (1 point) and phrases (2 points) after normalizing spellings (``k/v`` → ``kv``,
+``all-reduce`` → ``allreduce``). Matching templates become tasks, with their companions, and
+every choice is explained. No network, no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._types import Plan, SubQuestion, TaskSpec
+from ._template import TaskTemplate
+
+_SPELLINGS = [
+    (r"\bk\s*/\s*v\b", "kv"), (r"\ball[\s-]+reduce", "allreduce"),
+    (r"\bkv[-_ ]?cache", "kv cache"), (r"\bnvlink", "nvlink"), (r"[_-]", " "),
+]
+
+
+class NoMatchingTask(Exception):
+    """The catalog cannot answer the question; the message lists what it can answer."""
+
+
+def normalize(text: str) -> str:
+    text = text.lower()
+    for pattern, repl in _SPELLINGS:
+        text = re.sub(pattern, repl, text)
+    return " ".join(text.split())
+
+
+def split_question(question: str) -> list[str]:
+    parts = re.split(r"(?<=\?)\s+|(?<=[.;!])\s+(?=[A-Z])", question.strip())
+    return [p.strip() for p in parts if len(p.strip()) > 2]
+
+
+def score(text: str, tpl: TaskTemplate) -> tuple[int, list[str]]:
+    norm = normalize(text)
+    hits: dict[str, str] = {}
+    points = 0
+    for kw in tpl.triggers.keywords:
+        key = normalize(kw)
+        if key not in hits and re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", norm):
+            hits[key] = kw
+            points += 1
+    for phrase in tpl.triggers.phrases:
+        key = normalize(phrase)
+        if key not in hits and key in norm:
+            hits[key] = phrase
+            points += 2
+    return points, list(hits.values())
+
+
+class CatalogPlanner:
+    """Plans from the catalog alone.
+
+    >>> from agentkit._catalog._template import load_catalog
+    >>> planner = CatalogPlanner(load_catalog())
+    """
+
+    def __init__(self, catalog: dict[str, TaskTemplate], max_tasks: int = 24) -> None:
+        self.catalog = catalog
+        self.max_tasks = max_tasks
+
+    async def plan(self, question: str) -> Plan:
+        subs = split_question(question)
+        chosen: dict[str, str] = {}
+        subquestions: list[SubQuestion] = []
+        notes: list[str] = []
+        for n, sub in enumerate(subs, 1):
+            matched = []
+            for tpl in sorted(self.catalog.values(), key=lambda t: t.priority):
+                points, hits = score(sub, tpl)
+                if points:
+                    matched.append(tpl.name)
+                    chosen.setdefault(tpl.name, f"matched {', '.join(repr(h) for h in hits)} "
+                                                f"in question {n}")
+            if not matched:
+                notes.append(f"question {n} ({sub!r}) matched no catalog task; it is not "
+                             "answered in catalog mode")
+            subquestions.append(SubQuestion(text=sub, tasks=matched))
+        if not chosen:
+            raise NoMatchingTask(self._cannot(question))
+        for name in list(chosen):
+            for comp in self.catalog[name].companions:
+                chosen.setdefault(comp, f"supports {name}")
+        order = sorted(chosen, key=lambda name: self.catalog[name].priority)[: self.max_tasks]
+        tasks = [self._task(name, chosen[name]) for name in order]
+        return Plan(question=question, mode="catalog", tasks=tasks,
+                    subquestions=subquestions, notes=notes)
+
+    def _task(self, name: str, reason: str) -> TaskSpec:
+        tpl = self.catalog[name]
+        return TaskSpec(id=name, title=tpl.title, objective=tpl.description, tools=tpl.tools,
+                        template=name, reason=reason)
+
+    def _cannot(self, question: str) -> str:
+        lines = [f"The task catalog has nothing that matches {question!r}. In catalog mode "
+                 "(no LLM configured) agentkit can answer questions about:"]
+        for tpl in sorted(self.catalog.values(), key=lambda t: t.name):
+            lines.append(f"  - {tpl.name}: {tpl.title} (e.g. words: "
+                         f"{', '.join(tpl.triggers.keywords[:4])})")
+        lines.append("For open-ended questions configure an LLM endpoint, e.g. "
+                     "AGENTKIT_BASE_URL=http://127.0.0.1:8000/v1 AGENTKIT_MODEL=<name> "
+                     "(any OpenAI-compatible server), or --base-url/--model.")
+        return "\n".join(lines)

@@ -1,0 +1,187 @@
+"""The recipe runner: executes a template's steps through the same sandbox tools an LLM
+subagent uses, so evidence and traces have the same shape in both modes.
+
+Expressions (``when``, ``value``) and claim texts are evaluated by jinja2's immutable sandbox
+over the task's own facts: template authors get conditions and formatting, file content is
+only ever data, never code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import StrictUndefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from .._sandbox._sandbox import Sandbox
+from .._types import Evidence, EvidenceKind, Fact, Finding, TaskResult, TaskSpec, Usage
+from ._template import Step, TaskTemplate
+
+RecipeFunction = Callable[..., Awaitable[Any]]
+FUNCTIONS: dict[str, RecipeFunction] = {}
+
+
+def recipe_function(name: str) -> Callable[[RecipeFunction], RecipeFunction]:
+    """Register an async function ``fn(ctx: RecipeContext, **args)`` for ``call:`` steps."""
+
+    def wrap(fn: RecipeFunction) -> RecipeFunction:
+        FUNCTIONS[name] = fn
+        return fn
+
+    return wrap
+
+
+class StepFailed(Exception):
+    """A step could not establish what it needed; the message says what and why."""
+
+
+@lru_cache(maxsize=1)
+def _env() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True,
+                                        lstrip_blocks=True)
+    env.filters["pct"] = lambda x: f"{x:+.1f}%"
+    env.filters["thousands"] = lambda x: f"{x:,}"
+    return env
+
+
+@lru_cache(maxsize=512)
+def _expr(source: str) -> Any:
+    return _env().compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=512)
+def _text(source: str) -> Any:
+    return _env().from_string(source)
+
+
+class RecipeContext:
+    """What a recipe function sees: tools (through the sandbox), facts so far, citations."""
+
+    def __init__(self, box: Sandbox, spec: TaskSpec) -> None:
+        self.box = box
+        self.spec = spec
+        self.facts: dict[str, Fact] = {}
+        self.vars: dict[str, Any] = {}
+        self.errors: list[str] = []
+        self.step = 0
+        self._index = 0
+
+    async def tool(self, name: str, optional: bool = False, **args: Any) -> dict[str, Any] | None:
+        """Call a sandbox tool; a failure raises :class:`StepFailed` unless ``optional``."""
+        self._index += 1
+        result = await self.box.call(name, args, step=self.step, index=self._index)
+        if result.ok:
+            return result.data
+        if optional:
+            return None
+        raise StepFailed(f"{name}({_short(args)}) failed: {result.error}")
+
+    def cite(self, kind: EvidenceKind, locator: str, excerpt: str, content: str) -> str:
+        """Register evidence derived from what a tool returned (e.g. one line of a file)."""
+        ev = Evidence.of(kind, locator, excerpt[:400], content)
+        self.box.add_evidence(ev)
+        return ev.id
+
+    def fact(self, name: str, value: Any, evidence: list[str] | None = None) -> Fact:
+        f = Fact(value=value, evidence=sorted(set(evidence or [])))
+        self.facts[name] = f
+        return f
+
+    def need(self, name: str, producer: str) -> Fact:
+        if name not in self.facts:
+            raise StepFailed(f"needs fact {name!r}: add a `call: {producer}` step before this one")
+        return self.facts[name]
+
+    def scope(self) -> dict[str, Any]:
+        return {"facts": self.facts, "vars": self.vars, "inputs": self.spec.inputs}
+
+
+def _short(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())[:200]
+
+
+class RecipeRunner:
+    """Runs catalog tasks (``TaskSpec.template``) without any model call."""
+
+    def __init__(self, catalog: dict[str, TaskTemplate]) -> None:
+        self.catalog = catalog
+
+    async def run(self, spec: TaskSpec, box: Sandbox) -> TaskResult:
+        t0 = time.perf_counter()
+        tpl = self.catalog[spec.template or ""]
+        ctx = RecipeContext(box, spec)
+        status = "ok"
+        for n, step in enumerate(tpl.steps, 1):
+            ctx.step = n
+            try:
+                if step.when and not _expr(step.when)(**ctx.scope()):
+                    continue
+                await _run_step(ctx, step)
+            except StepFailed as exc:
+                ctx.errors.append(f"step {n} ({_step_name(step)}): {exc}")
+                if not step.optional:
+                    status = "partial"
+                    break
+        findings, headline = _findings(tpl, ctx)
+        if not findings and status == "ok":
+            status = "partial"
+        usage = Usage(tool_calls=box.calls, wall_s=round(time.perf_counter() - t0, 6))
+        summary = headline or (ctx.errors[0] if ctx.errors else tpl.title)
+        return TaskResult(task_id=spec.id, status=status, summary=summary, findings=findings,
+                          facts=ctx.facts, evidence=list(box.evidence.values()),
+                          errors=ctx.errors, usage=usage)
+
+
+def _step_name(step: Step) -> str:
+    return step.call or step.tool or f"fact {step.fact}"
+
+
+async def _run_step(ctx: RecipeContext, step: Step) -> None:
+    scope = ctx.scope()
+    if step.call:
+        fn = FUNCTIONS[step.call]
+        args = {k: _render_value(v, scope) for k, v in step.args.items()}
+        out = await fn(ctx, **args)
+    elif step.tool:
+        args = {k: _render_value(v, scope) for k, v in step.args.items()}
+        out = await ctx.tool(step.tool, optional=step.optional, **args)
+    else:
+        assert step.fact and step.value
+        value = _expr(step.value)(**scope)
+        evidence = [e for name in step.cite if name in ctx.facts
+                    for e in ctx.facts[name].evidence]
+        out = ctx.fact(step.fact, value, evidence)
+    if step.save:
+        ctx.vars[step.save] = out
+
+
+def _render_value(value: Any, scope: dict[str, Any]) -> Any:
+    if isinstance(value, str) and "{{" in value:
+        return _text(value).render(**scope)
+    if isinstance(value, list):
+        return [_render_value(v, scope) for v in value]
+    return value
+
+
+def _findings(tpl: TaskTemplate, ctx: RecipeContext) -> tuple[list[Finding], str]:
+    out: list[Finding] = []
+    headline = ""
+    scope = ctx.scope()
+    for spec in tpl.findings:
+        try:
+            if spec.when and not _expr(spec.when)(**scope):
+                continue
+            if any(name not in ctx.facts for name in spec.cite):
+                continue
+            text = " ".join(_text(spec.claim).render(**scope).split())
+        except Exception as exc:  # a claim over a missing fact is skipped, and said
+            ctx.errors.append(f"finding {spec.claim[:40]!r} not stated: {exc}")
+            continue
+        evidence = sorted({e for name in spec.cite for e in ctx.facts[name].evidence})
+        out.append(Finding(claim=text, evidence=evidence, headline=spec.headline))
+        if spec.headline and not headline:
+            headline = text
+    return out, headline
