@@ -106,6 +106,7 @@ class Orchestrator:
     async def _run_one(self, spec: TaskSpec, parent: str | None) -> TaskResult:
         span = self.trace.start("task", parent=parent, task=spec.id,
                                 data={"title": spec.title, "template": spec.template})
+        self.trace.task_spans[spec.id] = span
         box = Sandbox(self.host, task_id=spec.id, tools=self.tools, allowed=spec.tools or None,
                       cache=self.cache, trace=self.trace, parent_span=span,
                       executor=self.executor)

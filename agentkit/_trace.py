@@ -33,6 +33,7 @@ class Trace:
         self.path = os.fspath(path) if path is not None else None
         self.t0 = time.time()
         self.enabled = bool(self._file or self._listeners)
+        self.task_spans: dict[str, str] = {}
 
     @classmethod
     def disabled(cls) -> Trace:

@@ -152,7 +152,7 @@ async def model_diff(ctx: RecipeContext) -> dict[str, Any]:
     if len(models) < 2:
         ctx.fact("previous", None, ctx.facts["previous_model_paths"].evidence)
         raise StepFailed("no earlier model directory found beside the served one")
-    prev_name, prev = models[1]
+    _prev_name, prev = models[1]
     _model_fact(ctx, "previous", prev["path"]["value"], prev)
     columns = ["", *[f"{n} (serving)" if i == 0 else n for i, (n, _) in enumerate(models)]]
     rows = [[{"text": label, "evidence": []}, *[_cell(m.get(key)) for _, m in models]]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 _MAX_LINKS = 40
@@ -54,6 +54,8 @@ class Root:
 
     path: str
     allow: tuple[str, ...] = ("/",)
+    # Told of every file read (canonical host path); `agentkit snapshot` uses it.
+    recorder: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_live(self) -> bool:
@@ -230,6 +232,8 @@ def list_entries(root: Root, host_path: str) -> list[tuple[str, str]]:
 def read_bytes(root: Root, host_path: str, limit: int) -> tuple[bytes, int, str]:
     """Up to ``limit`` bytes of a regular file: (data, total size, canonical host path)."""
     with opened(root, host_path) as f:
+        if root.recorder is not None:
+            root.recorder(f.host_path)
         chunks: list[bytes] = []
         remaining = limit
         while remaining > 0:

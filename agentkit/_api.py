@@ -1,0 +1,56 @@
+"""Assembling an orchestrator from settings: catalog mode or LLM mode."""
+
+from __future__ import annotations
+
+from ._catalog._planner import CatalogPlanner
+from ._catalog._recipe import RecipeRunner
+from ._catalog._synth import TemplateSynthesizer
+from ._catalog._template import load_catalog
+from ._config import Settings
+from ._host import Host
+from ._llm._messages import Model
+from ._llm._openai import OpenAIChatModel
+from ._llm._retry import RetryPolicy
+from ._llm._traced import TracedModel
+from ._orchestrator import Orchestrator
+from ._planner import LLMPlanner
+from ._runner import DefaultRunner
+from ._sandbox._sandbox import BUILTIN_TOOLS
+from ._synthesizer import LLMSynthesizer
+from ._tool import Tool
+from ._trace import Trace
+from ._types import Budget
+
+
+def make_model(settings: Settings) -> Model:
+    """The configured backend (OpenAI-compatible, or Anthropic Messages)."""
+    assert settings.base_url and settings.model
+    retry = RetryPolicy(max_attempts=settings.max_retries)
+    if settings.provider == "anthropic":
+        from ._llm._anthropic import AnthropicModel
+
+        return AnthropicModel(settings.base_url, settings.model, api_key=settings.api_key(),
+                              timeout_s=settings.timeout_s, retry=retry)
+    return OpenAIChatModel(settings.base_url, settings.model, api_key=settings.api_key(),
+                           timeout_s=settings.timeout_s, retry=retry)
+
+
+def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = None,
+                       model: Model | None = None, catalog_only: bool = False,
+                       tools: dict[str, Tool] | None = None) -> Orchestrator:
+    trace = trace or Trace.disabled()
+    catalog = load_catalog(settings.task_dirs)
+    recipes = RecipeRunner(catalog)
+    all_tools = dict(tools if tools is not None else BUILTIN_TOOLS)
+    if model is None and settings.llm_configured and not catalog_only:
+        model = make_model(settings)
+    if model is None or catalog_only:
+        return Orchestrator(CatalogPlanner(catalog, max_tasks=max(settings.max_tasks, 24)),
+                            DefaultRunner(None, recipes), TemplateSynthesizer(), host,
+                            trace=trace, concurrency=settings.concurrency, tools=all_tools)
+    traced = TracedModel(model, trace)
+    budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
+    planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,
+                         budget=budget)
+    return Orchestrator(planner, DefaultRunner(traced, recipes), LLMSynthesizer(traced), host,
+                        trace=trace, concurrency=settings.concurrency, tools=all_tools)

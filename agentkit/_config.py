@@ -1,0 +1,97 @@
+"""Settings: defaults < config file (TOML) < ``AGENTKIT_*`` environment < CLI flags.
+
+The config file is ``--config FILE``, else ``$AGENTKIT_CONFIG``, else
+``~/.config/agentkit/config.toml`` when it exists::
+
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "qwen3-32b"
+    provider = "openai"          # or "anthropic"
+    api_key_env = "MY_KEY_VAR"   # name of the variable holding the key; never the key itself
+    concurrency = 32
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class Settings:
+    base_url: str | None = None
+    model: str | None = None
+    provider: str = "openai"
+    api_key_env: str | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    concurrency: int = 64
+    max_tasks: int = 8
+    task_deadline_s: float = 300.0
+    max_steps: int = 12
+    task_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+    def api_key(self) -> str | None:
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env)
+        default = "ANTHROPIC_API_KEY" if self.provider == "anthropic" else "OPENAI_API_KEY"
+        return os.environ.get("AGENTKIT_API_KEY") or os.environ.get(default)
+
+
+_TYPES = {f.name: f.type for f in fields(Settings)}
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    kind = _TYPES[name]
+    try:
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+        if kind == "list[str]":
+            return value.split(os.pathsep) if isinstance(value, str) else [str(v) for v in value]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: {name} must be {kind}, got {value!r}") from None
+    return str(value) if value is not None else None
+
+
+def load_settings(config_file: str | None = None, overrides: dict[str, Any] | None = None,
+                  environ: dict[str, str] | None = None) -> Settings:
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    path = config_file or env.get("AGENTKIT_CONFIG")
+    default = Path.home() / ".config" / "agentkit" / "config.toml"
+    if path or default.is_file():
+        file = Path(path) if path else default
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"config file {file}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {file} is not valid TOML: {exc}") from None
+        for key, value in data.items():
+            if key not in _TYPES:
+                raise ConfigError(f"config file {file}: unknown setting {key!r}; known: "
+                                  f"{', '.join(sorted(_TYPES))}")
+            values[key] = _coerce(key, value, str(file))
+    for name in _TYPES:
+        var = f"AGENTKIT_{name.upper()}"
+        if env.get(var):
+            values[name] = _coerce(name, env[var], var)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key] = _coerce(key, value, f"--{key.replace('_', '-')}")
+    settings = Settings(**values)
+    if settings.provider not in ("openai", "anthropic"):
+        raise ConfigError(f"provider must be 'openai' or 'anthropic', not {settings.provider!r}")
+    return settings

@@ -1,0 +1,64 @@
+"""A model wrapper that records every call in the trace, keyed by task and step.
+
+Requests are recorded as the messages added since the task's previous call (plus a hash of
+the whole request), so a trace grows linearly with the conversation, not quadratically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .._trace import Trace
+from ._messages import Message, Model, ModelRequest, ModelResponse
+
+
+def message_json(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                             for c in m.tool_calls]
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
+    return out
+
+
+def request_hash(request: ModelRequest) -> str:
+    h = hashlib.sha256()
+    for m in request.messages:
+        h.update(json.dumps(message_json(m), sort_keys=True).encode())
+    for t in request.tools:
+        h.update(t.name.encode())
+    return h.hexdigest()[:16]
+
+
+class TracedModel:
+    """Wraps any :class:`Model`; emits ``llm`` spans with the request delta and response."""
+
+    def __init__(self, inner: Model, trace: Trace) -> None:
+        self.inner = inner
+        self.trace = trace
+        self._seen: dict[str, int] = {}
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if not self.trace.enabled:
+            return await self.inner.complete(request)
+        start = self._seen.get(request.task, 0) if request.step > 1 else 0
+        self._seen[request.task] = len(request.messages)
+        span = self.trace.start("llm", parent=self.trace.task_spans.get(request.task),
+                                task=request.task, step=request.step, data={
+                                    "purpose": request.purpose,
+                                    "request_hash": request_hash(request),
+                                    "tools": [t.name for t in request.tools],
+                                    "new_messages": [message_json(m)
+                                                     for m in request.messages[start:]]})
+        try:
+            resp = await self.inner.complete(request)
+        except Exception as exc:
+            self.trace.end(span, "llm", task=request.task, step=request.step,
+                           data={"error": f"{type(exc).__name__}: {exc}"})
+            raise
+        self.trace.end(span, "llm", task=request.task, step=request.step,
+                       data={"response": resp.to_json()})
+        return resp

@@ -1,0 +1,123 @@
+"""``agentkit snapshot``: capture what the catalog investigations read on a host.
+
+Every catalog task runs against the host with a recorder on: each file read is copied
+(redacted) to the same path under OUT, each command's output and the NVML reading go to
+``OUT/.agentkit/`` with a manifest. Investigating OUT elsewhere reads the same bytes, so it
+gives the same answer as the live host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ._catalog._planner import CatalogPlanner
+from ._catalog._recipe import RecipeRunner
+from ._catalog._synth import TemplateSynthesizer
+from ._catalog._template import load_catalog
+from ._host import Host
+from ._orchestrator import Orchestrator
+from ._sandbox._captures import CAPTURE_DIR, CapturedCommand, Manifest
+from ._sandbox._files import decode_text
+from ._sandbox._paths import PathRefused, Root, read_bytes
+from ._sandbox._redact import redact
+from ._tool import Tool, ToolContext, ToolOutput
+from ._types import Plan, TaskSpec
+
+
+class SnapshotError(Exception):
+    pass
+
+
+@dataclass
+class SnapshotReport:
+    out: str
+    files: list[str] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+    nvml: bool = False
+    task_status: dict[str, str] = field(default_factory=dict)
+
+
+async def take_snapshot(source: Host, out: str | os.PathLike[str],
+                        task_dirs: list[str] | None = None, hostname: str = "") -> SnapshotReport:
+    dest = Path(out)
+    if dest.exists() and any(dest.iterdir()):
+        raise SnapshotError(f"{dest} exists and is not empty; give a new directory")
+    paths: set[str] = set()
+    commands: dict[tuple[str, ...], dict[str, Any]] = {}
+    nvml: dict[str, Any] = {}
+
+    async def record(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str, step: int,
+                     index: int) -> ToolOutput:
+        result = await tool.run(ctx, args)
+        if tool.name == "run_command":
+            commands.setdefault(tuple(args["argv"]), result.data)
+        elif tool.name == "gpu_info" and result.data.get("available"):
+            nvml.update(result.data)
+        return result
+
+    root = Root(source.root.path, source.root.allow, recorder=paths.add)
+    host = replace(source, root=root)
+    catalog = load_catalog(task_dirs)
+    orch = Orchestrator(CatalogPlanner(catalog), RecipeRunner(catalog), TemplateSynthesizer(),
+                        host, executor=record)
+    plan = Plan(question="snapshot", mode="catalog", tasks=[
+        TaskSpec(id=t.name, title=t.title, objective=t.description, tools=t.tools,
+                 template=t.name) for t in catalog.values()])
+    results = await orch.run_tasks(plan)
+    report = SnapshotReport(out=str(dest), task_status={r.task_id: r.status for r in results})
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in sorted(paths):
+        if _copy(source.root, p, dest, source.read_limit):
+            report.files.append(p)
+    _write_captures(dest, commands, nvml, hostname or os.uname().nodename, report)
+    return report
+
+
+def _copy(root: Root, host_path: str, dest: Path, limit: int) -> bool:
+    if host_path.startswith(f"/{CAPTURE_DIR}/") or host_path == f"/{CAPTURE_DIR}":
+        return False
+    try:
+        data, _, _ = read_bytes(root, host_path, limit)
+    except PathRefused:
+        return False
+    text, binary = decode_text(data)
+    if binary:
+        return False
+    target = dest / host_path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(redact(text), encoding="utf-8")
+    return True
+
+
+def _write_captures(dest: Path, commands: dict[tuple[str, ...], dict[str, Any]],
+                    nvml: dict[str, Any], hostname: str, report: SnapshotReport) -> None:
+    cap = dest / CAPTURE_DIR
+    (cap / "commands").mkdir(parents=True, exist_ok=True)
+    captured: list[CapturedCommand] = []
+    for n, (argv, data) in enumerate(sorted(commands.items()), 1):
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", " ".join(argv)).strip("-")[:60]
+        name = f"commands/{n:02d}-{slug}.txt"
+        (cap / name).write_text(redact(data.get("stdout", "")), encoding="utf-8")
+        captured.append(CapturedCommand(argv=list(argv), stdout=name,
+                                        exit_code=int(data.get("exit_code", 0))))
+        report.commands.append(list(argv))
+    manifest = Manifest(host=hostname, commands=captured,
+                        captured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    if nvml:
+        clean = {k: v for k, v in nvml.items()
+                 if k not in ("available", "source", "system_evidence_id")}
+        for dev in clean.get("devices", []):
+            dev.pop("evidence_id", None)
+        if clean.get("topology"):
+            clean["topology"] = {k: v for k, v in clean["topology"].items()
+                                 if k != "evidence_id"}
+        (cap / "nvml.json").write_text(json.dumps(clean, indent=2), encoding="utf-8")
+        manifest.nvml = "nvml.json"
+        report.nvml = True
+    (cap / "snapshot.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")

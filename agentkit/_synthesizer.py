@@ -1,0 +1,91 @@
+"""The LLM synthesizer: the model merges all structured results into one cited answer.
+
+Citations must name evidence some task produced: unknown ids are sent back with the list of
+valid ones a bounded number of times; what remains unknown is removed and noted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ._citations import evidence_index, finalize, unknown_ids
+from ._llm._messages import Message, Model, ModelRequest, ToolSpec
+from ._prompts import render
+from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage
+
+
+class _AnswerSubmission(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bottom_line: list[Claim] = Field(min_length=1)
+    sections: list[Section] = Field(default_factory=list)
+    table: Table | None = None
+
+
+class LLMSynthesizer:
+    def __init__(self, model: Model, *, max_repairs: int = 2) -> None:
+        self.model = model
+        self.max_repairs = max_repairs
+
+    async def synthesize(self, question: str, plan: Plan, results: list[TaskResult]) -> Answer:
+        index = evidence_index(results)
+        spec = ToolSpec("submit_answer", "Submit the merged, cited answer.",
+                        _AnswerSubmission.model_json_schema())
+        messages = [Message.system(render("synth_system.j2")),
+                    Message.user(render("synth_user.j2", question=question, results=results))]
+        usage = Usage()
+        best: Answer | None = None
+        for step in range(1, self.max_repairs + 2):
+            resp = await self.model.complete(ModelRequest(
+                messages=list(messages), tools=[spec], task="synthesize", step=step,
+                purpose="synthesize", tool_choice="required"))
+            usage.llm_calls += 1
+            usage.input_tokens += resp.usage.input_tokens
+            usage.output_tokens += resp.usage.output_tokens
+            messages.append(Message("assistant", resp.text, tuple(resp.tool_calls)))
+            call = next((c for c in resp.tool_calls if c.name == "submit_answer"), None)
+            for other in resp.tool_calls:
+                if other is not call:
+                    messages.append(Message.tool(other, "error: only submit_answer is available"))
+            if call is None:
+                messages.append(Message.user("Call submit_answer with the answer."))
+                continue
+            try:
+                answer = self._answer(question, call.parsed(), results)
+            except (ValueError, ValidationError) as exc:
+                messages.append(Message.tool(call, f"rejected: {exc}"))
+                continue
+            best = answer
+            bad = unknown_ids(answer, index)
+            if not bad:
+                messages.append(Message.tool(call, "accepted"))
+                break
+            messages.append(Message.tool(call, (
+                f"rejected: these evidence ids do not exist: {', '.join(bad)}. Valid ids: "
+                f"{', '.join(sorted(index))}. Cite only those and submit again.")))
+        if best is None:
+            best = self._fallback(question, results)
+        best.usage = usage
+        return finalize(best, index)
+
+    def _answer(self, question: str, raw: dict[str, Any], results: list[TaskResult]) -> Answer:
+        sub = _AnswerSubmission.model_validate(raw)
+        failed = [r.task_id for r in results if r.status in ("failed", "timed-out")]
+        notes = [f"{r.task_id} {r.status}: {'; '.join(r.errors) or r.summary}" for r in results
+                 if r.status in ("failed", "timed-out")]
+        return Answer(question=question, mode="llm", bottom_line=sub.bottom_line,
+                      sections=sub.sections, table=sub.table,
+                      tasks={r.task_id: r.status for r in results}, failed_tasks=failed,
+                      notes=notes)
+
+    def _fallback(self, question: str, results: list[TaskResult]) -> Answer:
+        """No valid synthesis: hand over the subagents' own findings, still cited."""
+        bottom = [Claim(text=f.claim, evidence=f.evidence) for r in results for f in r.findings]
+        if not bottom:
+            bottom = [Claim(text="No task established anything that can be cited.")]
+        answer = self._answer(question, {"bottom_line": [c.model_dump() for c in bottom]},
+                              results)
+        answer.notes.append("the synthesizer gave no valid answer; these are the tasks' own "
+                            "findings, unmerged")
+        return answer

@@ -1,0 +1,78 @@
+"""``agentkit ask``: investigate a question and print the cited answer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import add_llm, add_root, default_trace_path, host_from, settings_from
+from ._errors import CLIError
+
+_MAX_QUESTION = 8000
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("ask", help="investigate a question; the answer goes to stdout",
+                       description="Investigate a question about the host and print a cited "
+                       "answer. Without a model configured, the task catalog answers.")
+    p.add_argument("question")
+    add_root(p)
+    add_llm(p)
+    p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
+                   "default: $AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress logs on stderr")
+    p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
+    p.add_argument("--concurrency", type=int, help="subagents running at once")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .._api import build_orchestrator
+    from .._catalog._planner import NoMatchingTask
+    from .._catalog._template import TemplateError
+    from .._llm._messages import ModelError
+    from .._planner import PlanError
+    from .._render import to_markdown
+    from .._trace import Trace
+
+    question = " ".join(args.question.split())
+    if not question:
+        raise CLIError('the question is empty: ask something, e.g. agentkit ask "Is NCCL '
+                       'tuned for this topology?"')
+    if len(question) > _MAX_QUESTION:
+        raise CLIError(f"the question is {len(question)} characters; keep it under "
+                       f"{_MAX_QUESTION} and put details in files under --root")
+    settings = settings_from(args)
+    host = host_from(args)
+    trace_path = args.trace or default_trace_path()
+    try:
+        trace = Trace(trace_path)
+    except OSError as exc:
+        raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
+    if not args.quiet:
+        from ._progress import progress_logger
+
+        trace.listen(progress_logger())
+    try:
+        orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
+        answer = anyio.run(orch.investigate, question)
+    except TemplateError as exc:
+        raise CLIError(str(exc)) from None
+    except NoMatchingTask as exc:
+        raise CLIError(str(exc), 3) from None
+    except (ModelError, PlanError) as exc:
+        raise CLIError(f"{exc}. Check --base-url/--model (or AGENTKIT_BASE_URL/AGENTKIT_MODEL), "
+                       "or run without them for catalog mode", 4) from None
+    finally:
+        trace.close()
+        if not args.quiet:
+            print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(to_markdown(answer))
+    return 0

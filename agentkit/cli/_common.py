@@ -1,0 +1,64 @@
+"""Options and helpers shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from ._errors import CLIError
+
+
+def add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="directory that stands for the host's / (a snapshot); default: /")
+
+
+def add_llm(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model (optional: without one, catalog mode answers)")
+    g.add_argument("--base-url", help="OpenAI-compatible or Anthropic endpoint "
+                   "(env AGENTKIT_BASE_URL)")
+    g.add_argument("--model", help="model name (env AGENTKIT_MODEL)")
+    g.add_argument("--provider", choices=["openai", "anthropic"], help="wire protocol")
+    g.add_argument("--api-key-env", metavar="VAR", help="variable that holds the API key")
+    g.add_argument("--config", metavar="FILE", help="TOML config file")
+    g.add_argument("--catalog", action="store_true", help="catalog mode even with a model")
+    g.add_argument("--tasks-dir", action="append", default=None, metavar="DIR",
+                   help="extra task template directory (repeatable)")
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    from .._config import ConfigError, load_settings
+
+    overrides = {k: getattr(args, k, None) for k in
+                 ("base_url", "model", "provider", "api_key_env", "max_tasks", "concurrency")}
+    if getattr(args, "tasks_dir", None):
+        overrides["task_dirs"] = args.tasks_dir
+    try:
+        return load_settings(getattr(args, "config", None), overrides)
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def host_from(args: argparse.Namespace) -> Any:
+    from .._host import Host
+    from .._sandbox._captures import SnapshotError
+
+    try:
+        host = Host.at(args.root)
+        _ = host.snapshot
+    except FileNotFoundError as exc:
+        raise CLIError(str(exc)) from None
+    except SnapshotError as exc:
+        raise CLIError(str(exc)) from None
+    return host
+
+
+def default_trace_path() -> str:
+    import time
+
+    base = os.environ.get("AGENTKIT_TRACE_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"),
+        "agentkit", "traces")
+    os.makedirs(base, exist_ok=True)
+    return os.path.join(base, time.strftime("run-%Y%m%d-%H%M%S.jsonl"))

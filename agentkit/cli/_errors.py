@@ -1,0 +1,19 @@
+"""CLI errors: one line saying what was wrong and what to do, and a documented exit code."""
+
+from __future__ import annotations
+
+EXIT_CODES = {
+    0: "answered",
+    1: "internal error (a bug: please report it with the trace)",
+    2: "bad input (arguments, root, config, task template, trace file)",
+    3: "the catalog cannot answer this question and no LLM is configured",
+    4: "the model could not be used (unreachable, refused, or no valid plan)",
+    5: "a tool refused or failed (agentkit tools call)",
+    130: "interrupted",
+}
+
+
+class CLIError(Exception):
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code

@@ -1,0 +1,49 @@
+"""Structured progress logs on stderr (structlog), fed by trace events."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+
+def progress_logger() -> Callable[[dict[str, Any]], None]:
+    structlog.configure(
+        processors=[structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="%H:%M:%S"),
+                    structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())],
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    log = structlog.get_logger("agentkit")
+    starts: dict[str, float] = {}
+
+    def on_event(ev: dict[str, Any]) -> None:
+        kind, phase, data = ev["kind"], ev["phase"], ev["data"]
+        if kind == "plan":
+            log.info("plan", mode=data["mode"], tasks=[t["id"] for t in data["tasks"]])
+        elif kind == "task" and phase == "start":
+            starts[ev["span"]] = ev["ts"]
+            log.info("task started", task=ev["task"])
+        elif kind == "task" and phase == "end":
+            r = data["result"]
+            level = log.info if r["status"] in ("ok", "partial") else log.warning
+            level("task finished", task=ev["task"], status=r["status"],
+                  s=round(ev["ts"] - starts.get(ev["span"], ev["ts"]), 3),
+                  tool_calls=r["usage"]["tool_calls"], llm_calls=r["usage"]["llm_calls"])
+        elif kind == "tool" and phase == "end" and not data.get("ok"):
+            log.warning("tool refused", task=ev["task"], tool=data["tool"],
+                        error=data.get("error", "")[:200])
+        elif kind == "llm" and phase == "end":
+            if "error" in data:
+                log.warning("model call failed", task=ev["task"], step=ev["step"],
+                            error=data["error"][:200])
+            else:
+                calls = [c["name"] for c in data["response"]["tool_calls"]]
+                log.info("model answered", task=ev["task"], step=ev["step"], calls=calls)
+        elif kind == "run" and phase == "end":
+            log.info("run finished", status=data.get("status"))
+
+    return on_event
