@@ -67,6 +67,11 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 
 def load_settings(config_file: str | None = None, overrides: dict[str, Any] | None = None,
                   environ: dict[str, str] | None = None) -> Settings:
+    """Settings from the config file, then ``AGENTKIT_*`` variables, then ``overrides``.
+
+    >>> load_settings(overrides={"model": "qwen3"}, environ={}).model
+    'qwen3'
+    """
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     path = config_file or env.get("AGENTKIT_CONFIG")

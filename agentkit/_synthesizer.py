@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._citations import evidence_index, finalize, unknown_ids
 from ._llm._messages import Message, Model, ModelRequest, ToolSpec
 from ._prompts import render
-from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage
+from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
 
 
 class _AnswerSubmission(BaseModel):
@@ -72,8 +72,7 @@ class LLMSynthesizer:
     def _answer(self, question: str, raw: dict[str, Any], results: list[TaskResult]) -> Answer:
         sub = _AnswerSubmission.model_validate(raw)
         failed = [r.task_id for r in results if r.status in ("failed", "timed-out")]
-        notes = [f"{r.task_id} {r.status}: {'; '.join(r.errors) or r.summary}" for r in results
-                 if r.status in ("failed", "timed-out")]
+        notes = [failure_note(r) for r in results if r.status in ("failed", "timed-out")]
         return Answer(question=question, mode="llm", bottom_line=sub.bottom_line,
                       sections=sub.sections, table=sub.table,
                       tasks={r.task_id: r.status for r in results}, failed_tasks=failed,

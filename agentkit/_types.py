@@ -219,6 +219,12 @@ class Answer(_Model):
         return ids
 
 
+def failure_note(r: TaskResult) -> str:
+    """One line on why a task did not succeed, for the answer's notes."""
+    detail = "; ".join(e for e in r.errors if e not in r.summary)
+    return f"{r.task_id} {r.status}: {r.summary}" + (f" ({detail})" if detail else "")
+
+
 def json_schemas() -> dict[str, dict[str, Any]]:
     """JSON schemas of the boundary types, for other runtimes and for docs."""
     return {

@@ -59,7 +59,8 @@ def parse_query_csv(text: str) -> tuple[list[dict[str, Any]], str | None]:
     if not rows:
         return [], None
     header = [h.strip().split(" ")[0] for h in rows[0].split(",")]
-    gpus, driver = [], None
+    gpus: list[dict[str, Any]] = []
+    driver = None
     for row in rows[1:]:
         cells = dict(zip(header, (c.strip() for c in row.split(",")), strict=False))
         mem = re.match(r"(\d+)", cells.get("memory.total", ""))

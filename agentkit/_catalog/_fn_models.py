@@ -177,7 +177,8 @@ async def model_diff(ctx: RecipeContext) -> dict[str, Any]:
                          "previous": prev["index_topk"]["value"]},
              served["index_topk"]["evidence"] + prev["index_topk"]["evidence"])
     mtp = [(n, m["num_nextn_predict_layers"]) for n, m in models]
-    ctx.fact("mtp", {n: d["value"] or 0 for n, d in mtp}, [e for _, d in mtp for e in d["evidence"]])
+    ctx.fact("mtp", {n: d["value"] or 0 for n, d in mtp},
+             [e for _, d in mtp for e in d["evidence"]])
     return {"models": [n for n, _ in models]}
 
 
@@ -214,7 +215,7 @@ async def quant_config(ctx: RecipeContext) -> dict[str, Any]:
         rec = rec or "fp8"
         ev += [bits["evidence_id"], kind["evidence_id"]]
     if rec is None:
-        ev = [ctx.cite("config", f"{path} (no KV-cache quantization)",
+        ev = [ctx.cite("config", f"{path}/config.json (no KV-cache quantization)",
                        "neither hf_quant_config.json kv_cache_quant_algo nor "
                        "quantization_config.kv_cache_scheme is set", "\n".join(sorted(entries)))]
     ctx.fact("kv_cache_recommended", rec, ev)

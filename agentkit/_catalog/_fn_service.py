@@ -144,7 +144,8 @@ _LOG_PATTERNS = {
     "attention_backend": re.compile(r"Using (\w+) attention backend"),
     "custom_allreduce_disabled": re.compile(r"Custom allreduce is disabled because (.+?)\."),
     "kv_cache_tokens": re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
-    "max_concurrency": re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
+    "max_concurrency": re.compile(
+        r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
     "vllm_version_logged": re.compile(r"vLLM API server version (\S+)"),
     "nccl_version_logged": re.compile(r"NCCL version (\S+)"),
 }

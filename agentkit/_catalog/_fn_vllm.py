@@ -128,7 +128,7 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
         if info.cc_line:
             ev.append(_cite_line(ctx, file, blines, info.cc_line))
         for g in info.guards:
-            ev.append(_cite_line(ctx, file, blines, g.line, g.line + g.text.count("\n")))
+            ev.append(_cite_line(ctx, file, blines, g.line, g.end))
         evidence[name] = ev
         backends.append(info)
     rows = [_judge(b, target, use_sparse) for b in backends]

@@ -17,7 +17,16 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .._sandbox._sandbox import Sandbox
-from .._types import Evidence, EvidenceKind, Fact, Finding, TaskResult, TaskSpec, Usage
+from .._types import (
+    Evidence,
+    EvidenceKind,
+    Fact,
+    Finding,
+    TaskResult,
+    TaskSpec,
+    TaskStatus,
+    Usage,
+)
 from ._template import Step, TaskTemplate
 
 RecipeFunction = Callable[..., Awaitable[Any]]
@@ -113,7 +122,7 @@ class RecipeRunner:
         t0 = time.perf_counter()
         tpl = self.catalog[spec.template or ""]
         ctx = RecipeContext(box, spec)
-        status = "ok"
+        status: TaskStatus = "ok"
         for n, step in enumerate(tpl.steps, 1):
             ctx.step = n
             try:
@@ -151,11 +160,23 @@ async def _run_step(ctx: RecipeContext, step: Step) -> None:
     else:
         assert step.fact and step.value
         value = _expr(step.value)(**scope)
-        evidence = [e for name in step.cite if name in ctx.facts
-                    for e in ctx.facts[name].evidence]
-        out = ctx.fact(step.fact, value, evidence)
+        out = ctx.fact(step.fact, value, _cited(ctx, step.cite))
     if step.save:
         ctx.vars[step.save] = out
+
+
+def _cited(ctx: RecipeContext, names: list[str]) -> list[str]:
+    """Evidence of the named facts, or of the named saved tool results (their evidence_id)."""
+    out: list[str] = []
+    for name in names:
+        if name in ctx.facts:
+            out += ctx.facts[name].evidence
+        elif isinstance(ctx.vars.get(name), dict) and "evidence_id" in ctx.vars[name]:
+            out.append(ctx.vars[name]["evidence_id"])
+        else:
+            raise StepFailed(f"cite names {name!r}, which is neither a fact nor a saved tool "
+                             "result")
+    return out
 
 
 def _render_value(value: Any, scope: dict[str, Any]) -> Any:

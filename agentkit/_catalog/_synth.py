@@ -7,7 +7,7 @@ their findings its section. A ``table`` fact (model-diff) becomes the comparison
 from __future__ import annotations
 
 from .._citations import evidence_index, finalize
-from .._types import Answer, Cell, Claim, Plan, Section, Table, TaskResult, Usage
+from .._types import Answer, Cell, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
 
 
 class TemplateSynthesizer:
@@ -41,7 +41,7 @@ class TemplateSynthesizer:
                  "as recipes, in parallel."]
         notes += [f"{t.id}: {t.reason}" for t in plan.tasks]
         notes += plan.notes
-        notes += [f"{r.task_id} {r.status}: {'; '.join(r.errors) or r.summary}" for r in failed]
+        notes += [failure_note(r) for r in failed]
         notes += [f"{r.task_id} partial: {'; '.join(r.errors)}" for r in results
                   if r.status == "partial" and r.errors]
         answer = Answer(

@@ -8,6 +8,7 @@ names the file and field of any mistake.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ class Triggers(_Strict):
 
 class Step(_Strict):
     """One recipe step: exactly one of ``call`` (a registered function), ``tool`` (a sandbox
-    tool with templated ``args``) or ``fact`` (a named value computed by an expression)."""
+    tool with templated ``args``) or ``fact`` (a named value computed by an expression,
+    citing the facts or saved tool results named in ``cite``)."""
 
     call: str | None = None
     tool: str | None = None
@@ -100,7 +102,7 @@ def load_template(path: Path) -> TaskTemplate:
     return tpl
 
 
-def template_dirs(extra: list[str | os.PathLike[str]] | None = None) -> list[Path]:
+def template_dirs(extra: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
     dirs = [bundled("tasks")]
     env = os.environ.get("AGENTKIT_TASKS_PATH", "")
     dirs += [Path(p) for p in env.split(os.pathsep) if p]
@@ -108,7 +110,8 @@ def template_dirs(extra: list[str | os.PathLike[str]] | None = None) -> list[Pat
     return dirs
 
 
-def load_catalog(extra: list[str | os.PathLike[str]] | None = None) -> dict[str, TaskTemplate]:
+def load_catalog(extra: Sequence[str | os.PathLike[str]] | None = None
+                 ) -> dict[str, TaskTemplate]:
     """All templates: bundled first, then ``AGENTKIT_TASKS_PATH``, then ``extra``; a later
     directory's template replaces a bundled one of the same name."""
     catalog: dict[str, TaskTemplate] = {}

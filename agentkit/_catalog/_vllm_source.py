@@ -18,6 +18,7 @@ _UNKNOWN = object()
 @dataclass
 class Guard:
     line: int
+    end: int
     text: str
     message: str
 
@@ -201,5 +202,5 @@ def _fp8_guards(tree: ast.AST, lines: list[str]) -> list[Guard]:
         if "fp8" in message.lower() or "quantized kv" in message.lower():
             end = getattr(node, "end_lineno", node.lineno) or node.lineno
             text = " ".join(ln.strip() for ln in lines[node.lineno - 1 : end])
-            guards.append(Guard(line=node.lineno, text=text, message=message))
+            guards.append(Guard(line=node.lineno, end=end, text=text, message=message))
     return guards

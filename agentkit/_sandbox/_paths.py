@@ -149,6 +149,7 @@ def _walk(root_fd: int, host_path: str) -> tuple[int, str, str]:
 
 def open_in_root(root: Root, host_path: str, *, directory: bool = False) -> Opened:
     """Open a regular file (or a directory) inside the root, following links only in-root."""
+    check_policy(root, normalize(host_path))  # the asked path, and below the resolved one
     root_fd = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         return _open_from(root, root_fd, host_path, directory, 0)

@@ -25,7 +25,7 @@ def _only(program: str, args: list[str], allowed: re.Pattern[str]) -> None:
 
 
 _NVSMI_ARG = re.compile(
-    r"-q|--query|-L|--list-gpus|-x|--xml-format|-h|--help|-i|--id=[\w:.,-]+|[\w:.,-]+|"
+    r"-q|--query|-L|--list-gpus|-x|--xml-format|-h|--help|-i|--id=[\w:.,-]+|[\w:.,][\w:.,-]*|"
     r"-d|--display=[A-Z_,]+|--query-gpu=[\w.,]+|--query-compute-apps=[\w.,]+|"
     r"--format=[\w,]+|topo|-m|--matrix|-p2p|nvlink|-s|--status|-c|--capabilities"
 )

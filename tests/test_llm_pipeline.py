@@ -1,0 +1,110 @@
+"""The full LLM pipeline end to end: agentkit ask → plan → parallel subagents using real tools
+on a fixture tree → synthesis, all through the real httpx client against a scripted
+OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.cli import main
+from agentkit.testing import FakeLLMServer, Reply
+
+from .conftest import write_tree
+from .llm_script import make_script, task_of
+
+HOST = {
+    "etc/systemd/system/demo.service": "[Service]\nEnvironment=NCCL_PROTO=LL\n"
+                                       "ExecStart=/opt/v/bin/vllm serve /models/m\n",
+    "etc/nccl.conf": "NCCL_DEBUG=WARN\n",
+    "models/m/config.json": '{\n  "num_hidden_layers": 61\n}\n',
+}
+
+
+def ask(server: FakeLLMServer, root: Path, trace: Path, capsys: pytest.CaptureFixture[str],
+        *extra: str) -> tuple[int, dict[str, Any] | None, str]:
+    code = main(["ask", "What NCCL and model settings does this host use?", "--root", str(root),
+                 "--base-url", server.base_url, "--model", "fake", "--json", "-q",
+                 "--trace", str(trace), *extra])
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if code == 0 else None), out.err
+
+
+def events(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text().splitlines()]
+
+
+def test_pipeline_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "run.jsonl"
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        code, answer, err = ask(server, root, trace, capsys)
+    assert code == 0, err
+    assert answer is not None
+    # the three subagents really ran at the same time
+    assert server.peak_in_flight >= 3
+    assert answer["mode"] == "llm"
+    assert answer["tasks"] == {"unit": "ok", "nccl-conf": "ok", "model": "ok"}
+    evs = events(trace)
+    produced = {e["id"]: e for ev in evs if ev["kind"] == "tool" and ev["phase"] == "end"
+                for e in ev["data"]["evidence"]}
+    cited = {c["id"] for c in answer["citations"]}
+    assert cited and cited <= set(produced)
+    assert any("NCCL_PROTO=LL" in produced[i]["excerpt"] for i in cited)
+    assert not any("removed citations" in n for n in answer["notes"])
+    # the trace holds every event, each span closed
+    kinds = [(e["kind"], e["phase"]) for e in evs]
+    assert kinds[0] == ("run", "start") and kinds[-1] == ("run", "end")
+    assert kinds.count(("plan", "event")) == 1
+    assert kinds.count(("task", "start")) == kinds.count(("task", "end")) == 3
+    assert kinds.count(("llm", "start")) == kinds.count(("llm", "end")) == 1 + 3 * 2 + 1
+    assert kinds.count(("tool", "end")) == 3
+    assert ("synthesize", "end") in kinds
+    starts = {e["span"] for e in evs if e["phase"] == "start"}
+    ends = {e["span"] for e in evs if e["phase"] == "end"}
+    assert starts == ends
+    subagent_calls = [e for e in evs if e["kind"] == "llm" and e["phase"] == "start"
+                      and e["task"] in ("unit", "nccl-conf", "model")]
+    assert {(e["task"], e["step"]) for e in subagent_calls} == {
+        (t, s) for t in ("unit", "nccl-conf", "model") for s in (1, 2)}
+    # the request really carried tools with schemas from the signatures
+    first = server.requests[1]
+    names = {t["function"]["name"] for t in first["tools"]}
+    assert {"read_file", "parse_config", "grep", "submit_result"} <= names
+
+
+def test_one_failing_subagent_does_not_sink_the_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+
+    def special(task: str, msgs: list[dict[str, Any]]) -> Reply | None:
+        if task == "broken-server":
+            return Reply(status=500, body={"error": "boom"})
+        if task == "bad-result":
+            return Reply.openai(calls=[("submit_result", {"status": "great", "summary": ""})])
+        if task == "slow":
+            return Reply.openai(calls=[("read_file", {"path": "/etc/nccl.conf"})], delay_s=3)
+        return None
+
+    trace = tmp_path / "run.jsonl"
+    script = make_script(["unit", "broken-server", "bad-result", "slow"], special=special)
+    with FakeLLMServer(script) as server:
+        (tmp_path / "cfg.toml").write_text("task_deadline_s = 1.5\nmax_retries = 2\n")
+        code, answer, err = ask(server, root, trace, capsys, "--config",
+                                str(tmp_path / "cfg.toml"))
+    assert code == 0, err
+    assert answer is not None
+    assert answer["tasks"] == {"unit": "ok", "broken-server": "failed",
+                               "bad-result": "failed", "slow": "timed-out"}
+    assert set(answer["failed_tasks"]) == {"broken-server", "bad-result", "slow"}
+    notes = " ".join(answer["notes"])
+    assert "HTTP 500" in notes and "deadline" in notes and "never validated" in notes
+    bad = [r for r in server.requests if task_of(r["messages"]) == "bad-result"]
+    assert len(bad) == 3  # first try + 2 repairs, then recorded as failed
+    assert "does not match the schema" in bad[-1]["messages"][-1]["content"]
+    # the 500 was retried (bounded), never forever
+    broken = [r for r in server.requests if task_of(r["messages"]) == "broken-server"]
+    assert len(broken) == 2

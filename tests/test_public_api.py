@@ -1,0 +1,32 @@
+"""The public surface: small, sorted, documented."""
+
+from __future__ import annotations
+
+import inspect
+
+import agentkit
+
+
+def test_all_is_sorted_and_importable() -> None:
+    # isort-style, as ruff's RUF022 keeps it: CONSTANTS, then Classes, then functions
+    def kind(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert agentkit.__all__ == sorted(agentkit.__all__, key=kind)
+    for name in agentkit.__all__:
+        assert hasattr(agentkit, name), name
+
+
+def test_public_names_have_docstrings() -> None:
+    missing = [n for n in agentkit.__all__ if not n.isupper()
+               and (inspect.isclass(getattr(agentkit, n)) or callable(getattr(agentkit, n)))
+               and not inspect.getdoc(getattr(agentkit, n))]
+    assert missing == []
+
+
+def test_schemas_export() -> None:
+    from agentkit._types import json_schemas
+
+    schemas = json_schemas()
+    assert schemas["Answer"]["properties"]["schema_version"]["default"] == agentkit.SCHEMA_VERSION
+    assert "findings" in schemas["TaskResult"]["properties"]
