@@ -9,6 +9,7 @@ The server counts requests and the peak number in flight.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -80,7 +81,8 @@ class FakeLLMServer:
         self.peak_in_flight = 0
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -109,7 +111,7 @@ class FakeLLMServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
-                    server.headers.append(dict(self.headers))
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
                 try:
@@ -117,7 +119,8 @@ class FakeLLMServer:
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
                     if reply.drop:
-                        self.connection.close()
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
                         return
                     data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                     self.send_response(reply.status)

@@ -1,0 +1,79 @@
+"""The OpenAI-compatible client against a scripted server: what is retried, what is not,
+and how Retry-After is honoured."""
+
+from __future__ import annotations
+
+import itertools
+from email.utils import formatdate
+
+import anyio
+import pytest
+
+from agentkit import Message, ModelError, ModelRequest, OpenAIChatModel
+from agentkit._llm._retry import RetryPolicy
+from agentkit.testing import FakeLLMServer, Reply
+
+FAST = RetryPolicy(max_attempts=4, base_wait_s=0.01, max_wait_s=2.0)
+
+
+def complete(server: FakeLLMServer, policy: RetryPolicy = FAST) -> object:
+    async def go() -> object:
+        model = OpenAIChatModel(server.base_url, "m", retry=policy, api_key="k-test")
+        try:
+            return await model.complete(ModelRequest(messages=[Message.user("hi")]))
+        finally:
+            await model.aclose()
+
+    return anyio.run(go)
+
+
+def sequence(*replies: Reply) -> object:
+    it = itertools.chain(replies, itertools.repeat(replies[-1]))
+    return lambda body: next(it)
+
+
+@pytest.mark.parametrize("first", [
+    Reply(status=429, headers={"retry-after-ms": "20"}, body={"error": "slow down"}),
+    Reply(status=429, headers={"retry-after": "0"}, body={}),
+    Reply(status=429, headers={"retry-after": formatdate(usegmt=True)}, body={}),
+    Reply(status=408, body={}), Reply(status=500, body={}), Reply(status=502, body={}),
+    Reply(status=503, body={}), Reply(status=529, body={}),
+    Reply(raw=b'{"choices": [{"mess'), Reply(body={"choices": []}), Reply(drop=True),
+])
+def test_transient_failures_are_retried(first: Reply) -> None:
+    with FakeLLMServer(sequence(first, Reply.openai(text="ok"))) as server:
+        resp = complete(server)
+    assert resp.text == "ok" and len(server.requests) == 2
+    assert server.headers[0]["authorization"] == "Bearer k-test"
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_client_errors_are_not_retried(status: int) -> None:
+    with FakeLLMServer(sequence(Reply(status=status, body={"error": "no"}))) as server:
+        with pytest.raises(ModelError) as err:
+            complete(server)
+    assert len(server.requests) == 1 and err.value.status == status
+    assert not err.value.retryable
+
+
+def test_absurd_retry_after_fails_instead_of_stalling() -> None:
+    with FakeLLMServer(sequence(Reply(status=429, headers={"retry-after": "86400"},
+                                      body={}))) as server, pytest.raises(ModelError, match="429"):
+        complete(server)
+    assert len(server.requests) == 1
+
+
+def test_retries_are_bounded() -> None:
+    with FakeLLMServer(sequence(Reply(status=503, body={}))) as server:
+        with pytest.raises(ModelError, match="503"):
+            complete(server)
+    assert len(server.requests) == FAST.max_attempts
+
+
+def test_tool_calls_and_usage_parsed() -> None:
+    reply = Reply.openai(calls=[("read_file", {"path": "/a"}), ("glob", {"pattern": "/b/*"})])
+    with FakeLLMServer(sequence(reply)) as server:
+        resp = complete(server)
+    assert [(c.name, c.parsed()) for c in resp.tool_calls] == [
+        ("read_file", {"path": "/a"}), ("glob", {"pattern": "/b/*"})]
+    assert resp.usage.input_tokens == 100 and resp.usage.output_tokens == 20
