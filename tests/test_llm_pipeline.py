@@ -108,3 +108,83 @@ def test_one_failing_subagent_does_not_sink_the_others(
     # the 500 was retried (bounded), never forever
     broken = [r for r in server.requests if task_of(r["messages"]) == "broken-server"]
     assert len(broken) == 2
+
+
+def test_unknown_citations_are_reasked_then_removed(tmp_path: Path) -> None:
+    import anyio
+
+    from agentkit import Host, Trace
+    from agentkit._api import build_orchestrator
+    from agentkit._config import Settings
+    from agentkit.testing import ScriptedModel, reply, tool_call
+
+    root = write_tree(tmp_path / "host", HOST)
+    synth_requests = []
+
+    def script(request: Any) -> Any:
+        if request.purpose == "plan":
+            return reply(calls=[tool_call("submit_plan", {"tasks": [
+                {"id": "t1", "title": "conf", "objective": "read nccl.conf",
+                 "tools": ["read_file"]}]})])
+        if request.purpose == "synthesize":
+            synth_requests.append(request)
+            return reply(calls=[tool_call("submit_answer", {"bottom_line": [
+                {"text": "made up", "evidence": ["E0000000000"]}]})])
+        tool_msgs = [m for m in request.messages if m.role == "tool"]
+        if not tool_msgs:
+            # two independent calls in one turn
+            return reply(calls=[tool_call("read_file", {"path": "/etc/nccl.conf"}),
+                                tool_call("read_file", {"path": "/models/m/config.json"})])
+        ids = [json.loads(m.content.split("\n", 1)[1].rsplit("\n", 1)[0])["evidence_id"]
+               for m in tool_msgs]
+        return reply(calls=[tool_call("submit_result", {
+            "status": "ok", "summary": "read", "findings": [
+                {"claim": "NCCL_DEBUG=WARN", "evidence": ids[:1]}]})])
+
+    trace = Trace(tmp_path / "t.jsonl")
+    orch = build_orchestrator(Settings(), Host.at(root), trace=trace,
+                              model=ScriptedModel(script))
+    answer = anyio.run(orch.investigate, "What does nccl.conf set?")
+    trace.close()
+    assert len(synth_requests) == 3  # first answer + 2 repairs, each told the valid ids
+    assert "do not exist: E0000000000" in synth_requests[1].messages[-1].content
+    assert answer.bottom_line[0].evidence == []
+    assert any("removed citations of evidence that does not exist: E0000000000" in n
+               for n in answer.notes)
+    tools = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()
+             if '"kind": "tool"' in line]
+    starts = [e for e in tools if e["phase"] == "start"]
+    first_end = next(i for i, e in enumerate(tools) if e["phase"] == "end")
+    assert len(starts) == 2 and first_end >= 2  # both calls of the turn started before either ended
+
+
+def test_ctrl_c_cancels_and_closes_the_trace(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "run.jsonl"
+
+    def slow(body: dict[str, Any]) -> Reply:
+        if any(t["function"]["name"] == "submit_plan" for t in body.get("tools", [])):
+            return make_script(["unit", "nccl-conf", "model"])(body)
+        return Reply.openai(text="thinking", delay_s=30)
+
+    with FakeLLMServer(slow) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentkit", "ask", "What is set?", "--root", str(root),
+             "--base-url", server.base_url, "--model", "fake", "--trace", str(trace), "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and server.in_flight < 3:
+            time.sleep(0.05)
+        assert server.in_flight >= 3
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    evs = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert evs[-1]["kind"] == "run" and evs[-1]["phase"] == "end"
+    assert evs[-1]["data"]["status"] == "cancelled"
