@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import httpx
+
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
@@ -12,17 +19,17 @@ from ._llm._messages import Model
 from ._llm._openai import OpenAIChatModel
 from ._llm._retry import RetryPolicy
 from ._llm._traced import TracedModel
-from ._orchestrator import Orchestrator
+from ._orchestrator import Limits, Orchestrator
 from ._planner import LLMPlanner
 from ._runner import DefaultRunner
 from ._sandbox._sandbox import BUILTIN_TOOLS
 from ._synthesizer import LLMSynthesizer
 from ._tool import Tool
 from ._trace import Trace
-from ._types import Budget
+from ._types import Answer, Budget
 
 
-def make_model(settings: Settings) -> Model:
+def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> Model:
     """The configured backend (OpenAI-compatible, or Anthropic Messages)."""
     assert settings.base_url and settings.model
     retry = RetryPolicy(max_attempts=settings.max_retries)
@@ -30,27 +37,47 @@ def make_model(settings: Settings) -> Model:
         from ._llm._anthropic import AnthropicModel
 
         return AnthropicModel(settings.base_url, settings.model, api_key=settings.api_key(),
-                              timeout_s=settings.timeout_s, retry=retry)
+                              timeout_s=settings.timeout_s, retry=retry, client=client)
     return OpenAIChatModel(settings.base_url, settings.model, api_key=settings.api_key(),
-                           timeout_s=settings.timeout_s, retry=retry)
+                           timeout_s=settings.timeout_s, retry=retry, client=client)
 
 
 def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = None,
                        model: Model | None = None, catalog_only: bool = False,
-                       tools: dict[str, Tool] | None = None) -> Orchestrator:
+                       tools: dict[str, Tool] | None = None,
+                       http_client: httpx.AsyncClient | None = None) -> Orchestrator:
     trace = trace or Trace.disabled()
     catalog = load_catalog(settings.task_dirs)
     recipes = RecipeRunner(catalog)
     all_tools = dict(tools if tools is not None else BUILTIN_TOOLS)
     if model is None and settings.llm_configured and not catalog_only:
-        model = make_model(settings)
+        model = make_model(settings, http_client)
     if model is None or catalog_only:
         return Orchestrator(CatalogPlanner(catalog, max_tasks=max(settings.max_tasks, 24)),
                             DefaultRunner(None, recipes), TemplateSynthesizer(), host,
-                            trace=trace, concurrency=settings.concurrency, tools=all_tools)
+                            trace=trace, concurrency=settings.concurrency, tools=all_tools,
+                            catalog=catalog, mode="catalog")
     traced = TracedModel(model, trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
     planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,
                          budget=budget)
     return Orchestrator(planner, DefaultRunner(traced, recipes), LLMSynthesizer(traced), host,
-                        trace=trace, concurrency=settings.concurrency, tools=all_tools)
+                        trace=trace, concurrency=settings.concurrency, tools=all_tools,
+                        catalog=catalog, model=model, mode="llm")
+
+
+def investigate_sync(question: str, root: str | os.PathLike[str] = "/", *,
+                     tasks: Sequence[str] | None = None, limits: Limits | None = None,
+                     **kwargs: Any) -> Answer:
+    """Investigate from synchronous code (runs its own event loop).
+
+    >>> answer = investigate_sync("Is NCCL tuned?", root="examples/blackwell-kimi")
+    >>> answer.mode
+    'catalog'
+    """
+
+    async def go() -> Answer:
+        async with Orchestrator.from_env(root, **kwargs) as orch:
+            return await orch.investigate(question, tasks=tasks, limits=limits)
+
+    return anyio.run(go)

@@ -7,17 +7,41 @@ replaceable; the catalog (no-LLM) and LLM modes are just different parts.
 
 from __future__ import annotations
 
+import math
+import os
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+from pydantic import BaseModel, ConfigDict, Field
 
+from ._events import Event, EventTranslator
 from ._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._tool import Tool
 from ._trace import Trace
-from ._types import Answer, Plan, TaskResult, TaskSpec, Usage
+from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec, Usage
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ._catalog._template import TaskTemplate
+    from ._llm._messages import Model
+
+
+class Limits(BaseModel):
+    """Per-call limits on an investigation; ``None`` keeps the configured value."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_tasks: int | None = Field(None, ge=1)
+    max_steps: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(None, ge=256)
+    deadline_s: float | None = Field(None, gt=0)
+
+
+class UnknownTask(ValueError):
+    """A requested task name is not in the catalog."""
 
 
 class Planner(Protocol):
@@ -43,7 +67,9 @@ class Orchestrator:
     def __init__(self, planner: Planner, runner: TaskRunner, synthesizer: Synthesizer,
                  host: Host, *, trace: Trace | None = None, concurrency: int = 64,
                  tools: dict[str, Tool] | None = None,
-                 executor: Callable[..., Any] | None = None) -> None:
+                 executor: Callable[..., Any] | None = None,
+                 catalog: dict[str, TaskTemplate] | None = None,
+                 model: Model | None = None, mode: str = "catalog") -> None:
         self.planner = planner
         self.runner = runner
         self.synthesizer = synthesizer
@@ -52,7 +78,90 @@ class Orchestrator:
         self.concurrency = concurrency
         self.tools = tools if tools is not None else dict(BUILTIN_TOOLS)
         self.executor = executor
+        self.templates = catalog
+        self.model = model
+        self.mode = mode
         self.cache = ToolCache()
+
+    @classmethod
+    def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
+                 http_client: httpx.AsyncClient | None = None,
+                 tools: Sequence[Tool] = (), task_dirs: Sequence[str] = (),
+                 trace: Trace | str | os.PathLike[str] | None = None,
+                 config_file: str | None = None, catalog_only: bool = False,
+                 **overrides: Any) -> Orchestrator:
+        """Settings from the environment (``AGENTKIT_*``, config file) plus ``overrides``.
+
+        Without a model configured (or with ``catalog_only``) it runs in catalog mode.
+        Bring your own ``llm`` (anything with ``async complete(request)``) or your own
+        ``http_client`` for the configured backend; add ``tools`` made with ``@tool``.
+        ``overrides`` are settings (``base_url``, ``model`` (its name), ``concurrency``, …).
+
+        >>> async with Orchestrator.from_env(root="examples/blackwell-kimi") as orch:
+        ...     answer = await orch.investigate("Is NCCL tuned?")  # doctest: +SKIP
+        """
+        from ._api import build_orchestrator
+        from ._config import load_settings
+
+        settings = load_settings(config_file, overrides)
+        settings.task_dirs = [*settings.task_dirs, *map(str, task_dirs)]
+        if not isinstance(trace, Trace):
+            trace = Trace(trace) if trace is not None else None
+        extra = {t.name: t for t in tools}
+        all_tools = {**BUILTIN_TOOLS, **extra}
+        return build_orchestrator(settings, Host.at(root), trace=trace, model=llm,
+                                  catalog_only=catalog_only, tools=all_tools,
+                                  http_client=http_client)
+
+    async def __aenter__(self) -> Orchestrator:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client (if agentkit opened it) and the trace file."""
+        closer = getattr(self.model, "aclose", None)
+        if closer is not None:
+            await closer()
+        self.trace.close()
+
+    async def stream(self, question: str, *, tasks: Sequence[str] | None = None,
+                     limits: Limits | None = None) -> AsyncIterator[Event]:
+        """Investigate while yielding progress events; the last one carries the answer.
+
+        >>> async for event in orch.stream("Would an FP8 KV cache help?"):  # doctest: +SKIP
+        ...     print(event.kind)
+        """
+        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        translate = EventTranslator()
+
+        def on_event(ev: dict[str, Any]) -> None:
+            out = translate(ev)
+            if out is not None:
+                send.send_nowait(out)
+
+        self.trace.listen(on_event)
+        failure: list[BaseException] = []
+
+        async def run() -> None:
+            try:
+                await self.investigate(question, tasks=tasks, limits=limits)
+            except Exception as exc:
+                failure.append(exc)
+            finally:
+                send.close()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                async with receive:
+                    async for event in receive:
+                        yield event
+        finally:
+            self.trace.unlisten(on_event)
+        if failure:
+            raise failure[0]
 
     @classmethod
     def catalog(cls, host: Host, *, trace: Trace | None = None,
@@ -67,11 +176,57 @@ class Orchestrator:
         return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,
                    trace=trace)
 
-    async def investigate(self, question: str) -> Answer:
+    async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
+                          limits: Limits | None = None) -> Answer:
+        """Plan, run every task in parallel, and merge the results into a cited answer.
+
+        ``tasks`` names catalog templates to run instead of planning; ``limits`` caps this
+        call (tasks, steps, tokens, deadline).
+        """
+        limits = limits or Limits()
+        if limits.deadline_s is None:
+            return await self._investigate(question, tasks, limits)
+        with anyio.fail_after(limits.deadline_s):
+            return await self._investigate(question, tasks, limits)
+
+    def plan_from_catalog(self, question: str, names: Sequence[str]) -> Plan:
+        """A plan of exactly these catalog tasks (no planner)."""
+        catalog = self.templates or {}
+        unknown = [n for n in names if n not in catalog]
+        if unknown:
+            raise UnknownTask(f"unknown task(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(catalog))}")
+        specs = [TaskSpec(id=n, title=catalog[n].title, objective=catalog[n].description,
+                          tools=catalog[n].tools, template=n, reason="requested by the caller")
+                 for n in dict.fromkeys(names)]
+        return Plan(question=question, mode="catalog" if self.mode == "catalog" else "llm",
+                    tasks=specs, subquestions=[SubQuestion(text=question,
+                                                           tasks=[s.id for s in specs])])
+
+    def _limit(self, plan: Plan, limits: Limits) -> Plan:
+        if limits.max_tasks is not None and len(plan.tasks) > limits.max_tasks:
+            plan.notes.append(f"plan cut from {len(plan.tasks)} to {limits.max_tasks} tasks by "
+                              "the caller's limit")
+            plan.tasks = plan.tasks[: limits.max_tasks]
+        update = {k: v for k, v in (("max_steps", limits.max_steps),
+                                     ("max_tokens", limits.max_tokens),
+                                     ("deadline_s", limits.deadline_s)) if v is not None}
+        for t in plan.tasks:
+            if update:
+                t.budget = t.budget.model_copy(update={
+                    k: min(v, getattr(t.budget, k)) for k, v in update.items()})
+        return plan
+
+    async def _investigate(self, question: str, tasks: Sequence[str] | None,
+                           limits: Limits) -> Answer:
         t0 = time.perf_counter()
         run = self.trace.start("run", data={"question": question, "root": self.host.root.path})
         try:
-            plan = await self.planner.plan(question)
+            if tasks:
+                plan = self.plan_from_catalog(question, tasks)
+            else:
+                plan = await self.planner.plan(question)
+            plan = self._limit(plan, limits)
             self.trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
             results = await self.run_tasks(plan, run)
             span = self.trace.start("synthesize", parent=run)
@@ -124,6 +279,10 @@ class Orchestrator:
                                 summary=f"{type(exc).__name__}: {exc}",
                                 evidence=list(box.evidence.values()),
                                 errors=[f"{type(exc).__name__}: {exc}"])
+        except BaseException:  # cancelled from outside: close the span, then stop
+            with anyio.CancelScope(shield=True):
+                self.trace.end(span, "task", task=spec.id, data={"cancelled": True})
+            raise
         result.usage.wall_s = round(time.perf_counter() - t0, 6)
         result.usage.tool_calls = box.calls
         self.trace.end(span, "task", task=spec.id, data={"result": result.model_dump(mode="json")})

@@ -7,6 +7,7 @@ and whose other parameters are typed; :func:`tool` turns it into a :class:`Tool`
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -92,6 +93,13 @@ class Tool:
             out = await anyio.to_thread.run_sync(lambda: self.fn(ctx, **kwargs))
         if not isinstance(out, ToolOutput):
             out = ToolOutput(data=out if isinstance(out, dict) else {"result": out})
+        if not out.evidence:
+            # A user's tool that says nothing about evidence still gets one citable record
+            # of what it returned, so its results can back claims like any other.
+            shown = json.dumps(out.data, sort_keys=True, default=str)
+            ev = ctx.evidence("derived", f"tool {self.name} {json.dumps(args, sort_keys=True)}",
+                              shown, shown)
+            out = ToolOutput(data={**out.data, "evidence_id": ev.id}, evidence=[ev])
         return out
 
 

@@ -43,6 +43,10 @@ class Trace:
         self._listeners.append(listener)
         self.enabled = True
 
+    def unlisten(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        self._listeners.remove(listener)
+        self.enabled = bool(self._file or self._listeners)
+
     def emit(self, kind: str, *, phase: str = "event", span: str | None = None,
              parent: str | None = None, task: str | None = None, step: int | None = None,
              data: dict[str, Any] | None = None) -> None:

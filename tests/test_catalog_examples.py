@@ -77,7 +77,7 @@ def test_blackwell_reference_answer(capsys: pytest.CaptureFixture[str]) -> None:
     assert "122" in text and "156" in text and "-21.8%" in text
     unit = root / "etc/systemd/system/vllm-kimi.service"
     proto, p2p = line_of(unit, "NCCL_PROTO=LL"), line_of(unit, "NCCL_P2P_LEVEL=SYS")
-    nccl = claim_with(a, "NCCL tuning carried over")
+    nccl = claim_with(a, "NCCL tuning is in effect for the unit that serves")
     assert f"NCCL_PROTO=LL (/etc/systemd/system/vllm-kimi.service:{proto})" in nccl["text"]
     assert f"NCCL_P2P_LEVEL=SYS (/etc/systemd/system/vllm-kimi.service:{p2p})" in nccl["text"]
     assert {c["excerpt"] for c in cited(a, nccl)} == {"Environment=NCCL_PROTO=LL",

@@ -27,7 +27,7 @@ def progress_logger() -> Callable[[dict[str, Any]], None]:
         elif kind == "task" and phase == "start":
             starts[ev["span"]] = ev["ts"]
             log.info("task started", task=ev["task"])
-        elif kind == "task" and phase == "end":
+        elif kind == "task" and phase == "end" and "result" in data:
             r = data["result"]
             level = log.info if r["status"] in ("ok", "partial") else log.warning
             level("task finished", task=ev["task"], status=r["status"],

@@ -1,0 +1,91 @@
+"""Progress events for embedders, derived from the trace as it is written.
+
+Each event is a small pydantic model with a ``kind`` tag, so a consumer can ``match`` on it::
+
+    async for event in orch.stream("Would an FP8 KV cache help?"):
+        match event.kind:
+            case "task_finished": print(event.task_id, event.status)
+            case "answer": print(event.answer.bottom_line)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ._types import Answer, Plan, TaskStatus
+
+
+class PlanReady(BaseModel):
+    kind: Literal["plan"] = "plan"
+    plan: Plan
+
+
+class TaskStarted(BaseModel):
+    kind: Literal["task_started"] = "task_started"
+    task_id: str
+    title: str
+
+
+class ToolCalled(BaseModel):
+    kind: Literal["tool_called"] = "tool_called"
+    task_id: str
+    step: int
+    tool: str
+    ok: bool
+    error: str = ""
+
+
+class ModelAnswered(BaseModel):
+    kind: Literal["model_answered"] = "model_answered"
+    task_id: str
+    step: int
+    tool_calls: list[str]
+
+
+class TaskFinished(BaseModel):
+    kind: Literal["task_finished"] = "task_finished"
+    task_id: str
+    status: TaskStatus
+    summary: str
+    done: int
+    total: int
+
+
+class AnswerReady(BaseModel):
+    kind: Literal["answer"] = "answer"
+    answer: Answer
+
+
+Event = PlanReady | TaskStarted | ToolCalled | ModelAnswered | TaskFinished | AnswerReady
+
+
+class EventTranslator:
+    """Turns trace events into :data:`Event` objects (keeps the task counts)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+
+    def __call__(self, ev: dict[str, Any]) -> Event | None:
+        kind, phase, data = ev["kind"], ev["phase"], ev["data"]
+        if kind == "plan":
+            self.total = len(data["tasks"])
+            return PlanReady(plan=Plan.model_validate(data))
+        if kind == "task" and phase == "start":
+            return TaskStarted(task_id=ev["task"], title=data.get("title", ""))
+        if kind == "task" and phase == "end" and "result" in data:
+            self.done += 1
+            r = data["result"]
+            return TaskFinished(task_id=ev["task"], status=r["status"], summary=r["summary"],
+                                done=self.done, total=self.total)
+        if kind == "tool" and phase == "end":
+            return ToolCalled(task_id=ev["task"] or "", step=ev["step"] or 0, tool=data["tool"],
+                              ok=data["ok"], error=data.get("error", ""))
+        if kind == "llm" and phase == "end" and "response" in data:
+            return ModelAnswered(task_id=ev["task"] or "", step=ev["step"] or 0,
+                                 tool_calls=[c["name"] for c in data["response"]["tool_calls"]])
+        if kind == "synthesize" and phase == "end":
+            return AnswerReady(answer=Answer.model_validate(data["answer"]))
+        return None

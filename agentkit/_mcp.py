@@ -1,0 +1,77 @@
+"""``agentkit mcp``: agentkit as an MCP server (official ``mcp`` SDK), over stdio or
+streamable HTTP.
+
+Tools: ``investigate`` (progress notifications as tasks finish; a client's cancellation stops
+the subagents), ``list_tasks`` and ``replay``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+
+from ._catalog._template import load_catalog
+from ._orchestrator import Orchestrator
+from ._render import to_markdown
+from ._schema import DESCRIPTION, _inside
+
+
+def _trace_path() -> str:
+    from .cli._common import default_trace_path
+
+    return default_trace_path()
+
+
+def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None = None,
+                 task_dirs: Sequence[str] = (), **from_env: Any) -> MCPServer[Any]:
+    """An MCP server whose ``investigate`` reads ``default_root`` (or a root inside
+    ``allowed_roots`` that the client names)."""
+    server: MCPServer[Any] = MCPServer(
+        "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.")
+    allowed = list(allowed_roots or [default_root])
+
+    @server.tool(name="investigate", description=DESCRIPTION)
+    async def investigate(question: str, ctx: Context, root: str | None = None,
+                          tasks: list[str] | None = None) -> dict[str, Any]:
+        chosen = root or default_root
+        if not _inside(chosen, allowed):
+            raise ValueError(f"root {chosen!r} is not allowed; allowed: {allowed}")
+        trace_path = _trace_path()
+        async with Orchestrator.from_env(chosen, trace=trace_path, task_dirs=task_dirs,
+                                         **from_env) as orch:
+            answer = None
+            async for event in orch.stream(question, tasks=tasks):
+                if event.kind == "plan":
+                    await ctx.report_progress(0, len(event.plan.tasks), "planned: " + ", ".join(
+                        t.id for t in event.plan.tasks))
+                elif event.kind == "task_finished":
+                    await ctx.report_progress(event.done, event.total,
+                                              f"{event.task_id}: {event.status}")
+                elif event.kind == "answer":
+                    answer = event.answer
+        assert answer is not None
+        return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer),
+                "trace": trace_path}
+
+    @server.tool(name="list_tasks", description="The catalog tasks `investigate` can run.")
+    def list_tasks() -> dict[str, Any]:
+        cat = load_catalog(list(task_dirs))
+        return {"tasks": [{"name": t.name, "title": t.title, "description": t.description}
+                          for t in sorted(cat.values(), key=lambda t: t.name)]}
+
+    @server.tool(name="replay", description="Re-run a recorded trace exactly (no model call, "
+                 "no tool run) and return its answer.")
+    async def replay(trace_path: str) -> dict[str, Any]:
+        from ._replay import replay_trace
+
+        if not os.path.isfile(trace_path):
+            raise ValueError(f"no trace file at {trace_path}")
+        result = await replay_trace(trace_path)
+        return {"answer": result.answer.model_dump(mode="json"),
+                "markdown": to_markdown(result.answer), "notes": result.notes}
+
+    _ = (investigate, list_tasks, replay)  # registered by the decorators
+    return server

@@ -1,0 +1,92 @@
+"""``investigate`` as one tool for other agent runtimes: its schema in OpenAI, Anthropic
+and MCP shapes, and a handler that validates arguments and returns the cited answer."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ._orchestrator import Orchestrator, UnknownTask
+from ._render import to_markdown
+
+DESCRIPTION = (
+    "Investigate a question about an ML serving host (GPUs, NCCL, vLLM/SGLang units, model "
+    "configs, KV cache, attention backends) by reading its files, configs, command outputs and "
+    "GPU readings, read-only. Returns a bottom line, sections, an optional comparison table and "
+    "a citation (file:line, command, config key) for every claim."
+)
+
+
+class InvestigateArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, max_length=8000,
+                          description="The question, in plain words.")
+    root: str | None = Field(None, description="Directory standing for the host's / (a "
+                             "snapshot); default: the configured root.")
+    tasks: list[str] | None = Field(None, description="Catalog task names to run instead of "
+                                    "planning (see list_tasks).")
+
+
+def _parameters() -> dict[str, Any]:
+    schema = InvestigateArgs.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema["properties"].values():
+        prop.pop("title", None)
+        if "anyOf" in prop:  # plain shapes travel better across runtimes
+            kinds = [a for a in prop.pop("anyOf") if a.get("type") != "null"]
+            prop.update(kinds[0])
+            prop.pop("default", None)
+    return schema
+
+
+def investigate_tool(format: Literal["openai", "anthropic", "mcp"] = "openai") -> dict[str, Any]:
+    """The ``investigate`` tool's declaration for function calling.
+
+    >>> investigate_tool("anthropic")["input_schema"]["required"]
+    ['question']
+    """
+    params = _parameters()
+    if format == "openai":
+        return {"type": "function", "function": {"name": "investigate",
+                                                 "description": DESCRIPTION,
+                                                 "parameters": params}}
+    if format == "anthropic":
+        return {"name": "investigate", "description": DESCRIPTION, "input_schema": params}
+    return {"name": "investigate", "description": DESCRIPTION, "inputSchema": params}
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == os.path.realpath(r) or real.startswith(os.path.realpath(r).rstrip("/")
+                                                             + "/") for r in roots)
+
+
+async def handle_investigate(arguments: dict[str, Any] | str, *, root: str = "/",
+                             allowed_roots: Sequence[str] | None = None,
+                             **from_env: Any) -> dict[str, Any]:
+    """Run one ``investigate`` tool call; returns ``{"answer", "markdown"}`` or ``{"error"}``.
+
+    A ``root`` in the arguments must lie inside ``allowed_roots`` (default: only ``root``):
+    the calling model chooses the question, the embedding program chooses what may be read.
+    """
+    try:
+        raw = json.loads(arguments) if isinstance(arguments, str) else arguments
+        args = InvestigateArgs.model_validate(raw)
+    except (ValueError, ValidationError) as exc:
+        return {"error": f"invalid arguments for investigate: {exc}"}
+    chosen = args.root or root
+    if not _inside(chosen, allowed_roots or [root]):
+        return {"error": f"root {chosen!r} is not allowed here; allowed: "
+                         f"{list(allowed_roots or [root])}"}
+    try:
+        async with Orchestrator.from_env(chosen, **from_env) as orch:
+            answer = await orch.investigate(args.question, tasks=args.tasks)
+    except (UnknownTask, FileNotFoundError) as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # the caller's loop must get an answer, not a crash
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer)}

@@ -1,0 +1,34 @@
+"""``agentkit mcp``: serve agentkit to MCP clients (stdio, or streamable HTTP)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_root
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("mcp", help="run an MCP server (stdio; --http PORT for streamable HTTP)")
+    add_root(p)
+    p.add_argument("--allow-root", action="append", default=None, metavar="DIR",
+                   help="a directory clients may name as root (repeatable); default: --root")
+    p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on "
+                   "127.0.0.1:PORT instead of stdio")
+    p.add_argument("--tasks-dir", action="append", default=[], metavar="DIR")
+    p.add_argument("--catalog", action="store_true", help="catalog mode even with a model")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._mcp import build_server
+    from ._common import host_from
+
+    host_from(args)  # a bad --root fails here, with its one-line error
+    server = build_server(args.root, allowed_roots=args.allow_root, task_dirs=args.tasks_dir,
+                          catalog_only=args.catalog)
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run("stdio")
+    return 0

@@ -1,0 +1,20 @@
+"""``agentkit schema``: the investigate tool's declaration for other runtimes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("schema", help="print the `investigate` tool schema for function calling")
+    p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._schema import investigate_tool
+
+    print(json.dumps(investigate_tool(args.format), indent=2))
+    return 0

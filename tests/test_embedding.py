@@ -1,0 +1,213 @@
+"""Embedding agentkit: the Python API (stream, limits, custom tools, bring-your-own client),
+the tool schema and handler, the Anthropic backend, and the example programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from agentkit import (
+    Limits,
+    Orchestrator,
+    ToolContext,
+    handle_investigate,
+    investigate_sync,
+    investigate_tool,
+    tool,
+)
+from agentkit._orchestrator import UnknownTask
+from agentkit.cli import main
+from agentkit.testing import FakeLLMServer, Reply, ScriptedModel, reply, tool_call
+
+from .conftest import EXAMPLES, REPO, write_tree
+from .llm_script import make_script, task_of
+from .test_llm_pipeline import HOST
+
+BW = str(EXAMPLES / "blackwell-kimi")
+
+
+def test_stream_yields_typed_events_then_the_answer() -> None:
+    async def go() -> list[Any]:
+        async with Orchestrator.from_env(root=BW) as orch:
+            return [e async for e in orch.stream("Is NCCL tuned for this topology?")]
+
+    events = anyio.run(go)
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "plan" and kinds[-1] == "answer"
+    finished = [e for e in events if e.kind == "task_finished"]
+    assert {e.task_id for e in finished} == {t.id for t in events[0].plan.tasks}
+    assert finished[-1].done == finished[-1].total == len(finished)
+    assert "tool_called" in kinds and "task_started" in kinds
+    assert "NCCL_PROTO=LL" in events[-1].answer.bottom_line[0].text
+
+
+def test_sync_wrapper_limits_and_task_selection() -> None:
+    a = investigate_sync("Do previous optimizations around allreduce apply?", root=BW,
+                         limits=Limits(max_tasks=1))
+    assert len(a.tasks) == 1 and any("cut from" in n for n in a.notes)
+    b = investigate_sync("anything", root=BW, tasks=["gpu-inventory"])
+    assert list(b.tasks) == ["gpu-inventory"] and "compute capability 12.0" in b.bottom_line[0].text
+    with pytest.raises(UnknownTask, match="nope"):
+        investigate_sync("anything", root=BW, tasks=["nope"])
+
+
+@tool
+def disk_model(ctx: ToolContext, device: str) -> dict[str, Any]:
+    """Model name of a block device (a test tool)."""
+    return {"device": device, "model": "SAMSUNG MZ-TEST"}
+
+
+def test_custom_tool_used_by_a_subagent(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+
+    def script(request: Any) -> Any:
+        if request.purpose == "plan":
+            return reply(calls=[tool_call("submit_plan", {"tasks": [
+                {"id": "disk", "title": "disk", "objective": "which disk",
+                 "tools": ["disk_model"]}]})])
+        if request.purpose == "synthesize":
+            ids = sorted(set(__import__("re").findall(r"\bE[0-9a-f]{10}\b",
+                                                      request.messages[1].content)))
+            return reply(calls=[tool_call("submit_answer", {"bottom_line": [
+                {"text": "The disk is a SAMSUNG MZ-TEST.", "evidence": ids}]})])
+        tool_msgs = [m for m in request.messages if m.role == "tool"]
+        if not tool_msgs:
+            assert {t.name for t in request.tools} == {"disk_model", "submit_result"}
+            return reply(calls=[tool_call("disk_model", {"device": "nvme0n1"})])
+        data = json.loads(tool_msgs[0].content.split("\n", 1)[1].rsplit("\n", 1)[0])
+        return reply(calls=[tool_call("submit_result", {
+            "status": "ok", "summary": data["model"],
+            "findings": [{"claim": data["model"], "evidence": [data["evidence_id"]]}]})])
+
+    async def go() -> Any:
+        async with Orchestrator.from_env(root=root, llm=ScriptedModel(script),
+                                         tools=[disk_model]) as orch:
+            return await orch.investigate("Which disk holds the models?")
+
+    a = anyio.run(go)
+    assert a.tasks == {"disk": "ok"}
+    assert a.citations[0].locator == 'tool disk_model {"device": "nvme0n1"}'
+    assert "SAMSUNG MZ-TEST" in a.citations[0].excerpt
+
+
+def test_bring_your_own_httpx_client(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    seen: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request.url.path)
+
+    async def go(server: FakeLLMServer) -> Any:
+        async with httpx.AsyncClient(event_hooks={"request": [hook]}) as client:
+            async with Orchestrator.from_env(root=root, base_url=server.base_url,
+                                             model="fake", http_client=client) as orch:
+                return await orch.investigate("What is set?")
+
+    with FakeLLMServer(make_script(["unit", "nccl-conf"])) as server:
+        a = anyio.run(go, server)
+    assert a.mode == "llm" and set(a.tasks.values()) == {"ok"}
+    assert len(seen) == len(server.requests) and seen[0] == "/v1/chat/completions"
+
+
+def _as_openai(body: dict[str, Any]) -> dict[str, Any]:
+    """Read an Anthropic Messages request the way the OpenAI-side script expects."""
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": body.get("system", "")}]
+    for m in body["messages"]:
+        for block in m["content"]:
+            if block["type"] == "text":
+                msgs.append({"role": m["role"], "content": block["text"]})
+            elif block["type"] == "tool_result":
+                msgs.append({"role": "tool", "content": block["content"]})
+            elif block["type"] == "tool_use":
+                msgs.append({"role": "assistant", "content": ""})
+    return {"messages": msgs,
+            "tools": [{"function": {"name": t["name"]}} for t in body.get("tools", [])]}
+
+
+def test_pipeline_through_anthropic_messages(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    inner = make_script(["unit", "nccl-conf", "model"])
+
+    def script(body: dict[str, Any]) -> Reply:
+        out = inner(_as_openai(body))
+        msg = out.body["choices"][0]["message"]  # type: ignore[index]
+        calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                 for c in msg.get("tool_calls", [])]
+        return Reply.anthropic(text=msg.get("content") or "", calls=calls, delay_s=out.delay_s)
+
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer(script) as server:
+        code = main(["ask", "What NCCL and model settings does this host use?", "--root",
+                     str(root), "--base-url", server.base_url, "--model", "claude-test",
+                     "--provider", "anthropic", "--json", "-q", "--trace", str(trace)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    answer = json.loads(out.out)
+    assert answer["tasks"] == {"unit": "ok", "nccl-conf": "ok", "model": "ok"}
+    assert server.peak_in_flight >= 3
+    assert all(r["max_tokens"] > 0 and r["model"] == "claude-test" for r in server.requests)
+    sub = [r for r in server.requests if task_of(_as_openai(r)["messages"]) == "unit"]
+    assert sub[1]["messages"][-1]["content"][0]["type"] == "tool_result"
+    cited = {c["id"] for c in answer["citations"]}
+    produced = {e["id"] for line in trace.read_text().splitlines()
+                for e in json.loads(line)["data"].get("evidence", [])}
+    assert cited and cited <= produced
+
+
+def test_schema_shapes_and_handler() -> None:
+    oa, an, mc = (investigate_tool(f) for f in ("openai", "anthropic", "mcp"))
+    assert oa["function"]["name"] == an["name"] == mc["name"] == "investigate"
+    assert oa["function"]["parameters"] == an["input_schema"] == mc["inputSchema"]
+    assert an["input_schema"]["properties"]["tasks"]["type"] == "array"
+    bad = anyio.run(lambda: handle_investigate({"question": ""}, root=BW))
+    assert "invalid arguments" in bad["error"]
+    escape = anyio.run(lambda: handle_investigate({"question": "x", "root": "/"}, root=BW))
+    assert "not allowed" in escape["error"]
+    ok = anyio.run(lambda: handle_investigate('{"question": "Is NCCL tuned?"}', root=BW,
+                                              catalog_only=True))
+    assert ok["answer"]["citations"] and ok["markdown"].startswith("# Is NCCL tuned?")
+
+
+def _run_example(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=REPO, env={**os.environ, **(env or {})})
+
+
+def test_example_api_script_runs() -> None:
+    done = _run_example("examples/embedding/api_example.py", BW)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("- No, even though the checkpoint recommends it")
+    assert "triton_mla.py:75-76" in done.stdout and "[5/5]" in done.stderr
+
+
+def test_example_agent_loop_calls_investigate_as_a_tool() -> None:
+    def script(body: dict[str, Any]) -> Reply:
+        tool_msgs = [m for m in body["messages"] if m["role"] == "tool"]
+        assert body["tools"][0]["function"]["name"] == "investigate"
+        if not tool_msgs:
+            return Reply.openai(calls=[("investigate", {"question": "Is NCCL tuned?"})])
+        result = json.loads(tool_msgs[0]["content"])
+        return Reply.openai(text="Found: " + result["answer"]["bottom_line"][0]["text"])
+
+    with FakeLLMServer(script) as server:
+        done = _run_example("examples/embedding/agent_loop.py", BW, "Is our NCCL tuned?",
+                            env={"OPENAI_BASE_URL": server.base_url})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Found: Yes: NCCL tuning is in effect")
+    assert len(server.requests) == 2
+
+
+def test_example_mcp_client_runs() -> None:
+    done = _run_example("examples/embedding/mcp_client.py", BW, "Is NCCL tuned?")
+    assert done.returncode == 0, done.stderr
+    assert "tools: investigate, list_tasks, replay" in done.stdout
+    assert "NCCL_PROTO=LL" in done.stdout and "progress 2/2" in done.stderr

@@ -1,0 +1,101 @@
+"""agentkit as an MCP server, driven by the official MCP client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from agentkit.testing import FakeLLMServer, Reply
+
+from .conftest import EXAMPLES, write_tree
+from .llm_script import make_script
+from .test_llm_pipeline import HOST
+
+
+def params(root: Path | str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "agentkit", "mcp", "--root", str(root)],
+                                 env={**os.environ, **(env or {})})
+
+
+def test_list_tools_and_investigate_over_stdio() -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def go() -> Any:
+        async with stdio_client(params(EXAMPLES / "hopper-deepseek")) as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == {"investigate", "list_tasks", "replay"}
+            assert tools["investigate"].input_schema["required"] == ["question"]
+            listed = await session.call_tool("list_tasks", {})
+            names = [t["name"] for t in listed.structured_content["tasks"]]
+            assert "kv-cache-dtype-support" in names
+
+            async def on_progress(done: float, total: float | None, msg: str | None) -> None:
+                progress.append((done, total, msg))
+
+            return await session.call_tool(
+                "investigate", {"question": "Would an FP8 KV cache help?"},
+                progress_callback=on_progress)
+
+    result = anyio.run(go)
+    assert not result.is_error
+    answer = result.structured_content["answer"]
+    assert answer["bottom_line"][0]["text"].startswith("Yes")
+    assert answer["citations"] and all(c["locator"] for c in answer["citations"])
+    assert result.structured_content["markdown"].count("[") >= len(answer["citations"])
+    assert progress[-1][0] == progress[-1][1] == len(answer["tasks"])
+
+
+def test_client_cancellation_stops_the_subagents(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    traces = tmp_path / "traces"
+
+    def slow(body: dict[str, Any]) -> Reply:
+        if any(t["function"]["name"] == "submit_plan" for t in body.get("tools", [])):
+            return make_script(["unit", "nccl-conf", "model"])(body)
+        return Reply.openai(text="thinking", delay_s=20)
+
+    async def go(server: FakeLLMServer) -> int:
+        env = {"AGENTKIT_BASE_URL": server.base_url, "AGENTKIT_MODEL": "fake",
+               "AGENTKIT_TRACE_DIR": str(traces)}
+        async with stdio_client(params(root, env)) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.call_tool, "investigate", {"question": "What is set?"})
+                with anyio.fail_after(30):
+                    while server.in_flight < 3:
+                        await anyio.sleep(0.05)
+                tg.cancel_scope.cancel()
+            with anyio.fail_after(15):
+                while not _ended(traces):
+                    await anyio.sleep(0.1)
+            seen = len(server.requests)
+            await anyio.sleep(1.0)
+            assert len(server.requests) == seen  # nothing new was sent after cancelling
+            return seen
+
+    with FakeLLMServer(slow) as server:
+        anyio.run(go, server)
+    events = [json.loads(line) for line in next(traces.glob("*.jsonl")).read_text().splitlines()]
+    assert events[-1]["kind"] == "run" and events[-1]["data"]["status"] == "cancelled"
+    cancelled = [e["task"] for e in events if e["kind"] == "task" and e["phase"] == "end"
+                 and e["data"].get("cancelled")]
+    assert sorted(cancelled) == ["model", "nccl-conf", "unit"]
+
+
+def _ended(traces: Path) -> bool:
+    files = list(traces.glob("*.jsonl")) if traces.exists() else []
+    if not files:
+        return False
+    lines = files[0].read_text().splitlines()
+    return bool(lines) and '"kind": "run", "phase": "end"' in lines[-1]
+
