@@ -99,3 +99,38 @@ def _ended(traces: Path) -> bool:
     lines = files[0].read_text().splitlines()
     return bool(lines) and '"kind": "run", "phase": "end"' in lines[-1]
 
+
+
+def test_streamable_http_transport(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "agentkit", "mcp", "--root",
+                             str(EXAMPLES / "blackwell-kimi"), "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    async def go() -> Any:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                        break
+                except OSError:
+                    await anyio.sleep(0.1)
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            return await session.call_tool("investigate", {"question": "Is NCCL tuned?"})
+
+    try:
+        result = anyio.run(go)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not result.is_error
+    assert "NCCL_PROTO=LL" in result.structured_content["markdown"]
