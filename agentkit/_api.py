@@ -46,6 +46,17 @@ def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = 
                        model: Model | None = None, catalog_only: bool = False,
                        tools: dict[str, Tool] | None = None,
                        http_client: httpx.AsyncClient | None = None) -> Orchestrator:
+    orch = _build(settings, host, trace, model, catalog_only, tools, http_client)
+    orch.config = {"task_dirs": list(settings.task_dirs), "max_tasks": settings.max_tasks,
+                   "max_steps": settings.max_steps, "task_deadline_s": settings.task_deadline_s,
+                   "concurrency": settings.concurrency, "model": settings.model,
+                   "provider": settings.provider}
+    return orch
+
+
+def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | None,
+           catalog_only: bool, tools: dict[str, Tool] | None,
+           http_client: httpx.AsyncClient | None) -> Orchestrator:
     trace = trace or Trace.disabled()
     catalog = load_catalog(settings.task_dirs)
     recipes = RecipeRunner(catalog)

@@ -70,8 +70,12 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
         if not os.path.isfile(trace_path):
             raise ValueError(f"no trace file at {trace_path}")
         result = await replay_trace(trace_path)
+        if result.answer is None:
+            return {"answer": None, "markdown": "", "notes": result.notes,
+                    "tasks": result.tasks}
         return {"answer": result.answer.model_dump(mode="json"),
-                "markdown": to_markdown(result.answer), "notes": result.notes}
+                "markdown": to_markdown(result.answer), "notes": result.notes,
+                "identical": result.identical}
 
     _ = (investigate, list_tasks, replay)  # registered by the decorators
     return server

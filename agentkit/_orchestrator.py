@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._errors import RunAborted
 from ._events import Event, EventTranslator
 from ._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
@@ -81,6 +82,7 @@ class Orchestrator:
         self.templates = catalog
         self.model = model
         self.mode = mode
+        self.config: dict[str, Any] = {}  # recorded in the trace so a replay can rebuild us
         self.cache = ToolCache()
 
     @classmethod
@@ -220,7 +222,10 @@ class Orchestrator:
     async def _investigate(self, question: str, tasks: Sequence[str] | None,
                            limits: Limits) -> Answer:
         t0 = time.perf_counter()
-        run = self.trace.start("run", data={"question": question, "root": self.host.root.path})
+        run = self.trace.start("run", data={
+            "question": question, "root": self.host.root.path, "mode": self.mode,
+            "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),
+            "config": self.config})
         try:
             if tasks:
                 plan = self.plan_from_catalog(question, tasks)
@@ -253,9 +258,12 @@ class Orchestrator:
             async with limiter:
                 results[spec.id] = await self._run_one(spec, parent)
 
-        async with anyio.create_task_group() as tg:
-            for spec in plan.tasks:
-                tg.start_soon(one, spec)
+        try:
+            async with anyio.create_task_group() as tg:
+                for spec in plan.tasks:
+                    tg.start_soon(one, spec)
+        except* RunAborted as group:  # one task aborted the run: say why, not "group"
+            raise group.exceptions[0] from None
         return [results[s.id] for s in plan.tasks]
 
     async def _run_one(self, spec: TaskSpec, parent: str | None) -> TaskResult:
@@ -269,15 +277,19 @@ class Orchestrator:
         try:
             with anyio.fail_after(spec.budget.deadline_s):
                 result = await self.runner.run(spec, box)
+        except RunAborted:
+            with anyio.CancelScope(shield=True):
+                self.trace.end(span, "task", task=spec.id, data={"aborted": True})
+            raise
         except TimeoutError:
             result = TaskResult(task_id=spec.id, status="timed-out",
                                 summary=f"no result within {spec.budget.deadline_s:g}s",
-                                evidence=list(box.evidence.values()),
+                                evidence=box.evidence_list(),
                                 errors=[f"deadline of {spec.budget.deadline_s:g}s passed"])
         except Exception as exc:  # isolation: one broken task never sinks the others
             result = TaskResult(task_id=spec.id, status="failed",
                                 summary=f"{type(exc).__name__}: {exc}",
-                                evidence=list(box.evidence.values()),
+                                evidence=box.evidence_list(),
                                 errors=[f"{type(exc).__name__}: {exc}"])
         except BaseException:  # cancelled from outside: close the span, then stop
             with anyio.CancelScope(shield=True):

@@ -60,7 +60,7 @@ class Subagent:
         return TaskResult(
             task_id=self.spec.id, status=status, summary=summary,
             findings=sub.findings if sub else [], facts=sub.facts if sub else {},
-            evidence=list(self.box.evidence.values()), errors=errors or [], usage=self.usage)
+            evidence=self.box.evidence_list(), errors=errors or [], usage=self.usage)
 
     async def _loop(self) -> TaskResult:
         spec = self.spec

@@ -34,6 +34,14 @@ class Trace:
         self.t0 = time.time()
         self.enabled = bool(self._file or self._listeners)
         self.task_spans: dict[str, str] = {}
+        if self._file is not None:
+            from . import __version__
+
+            header = {"v": TRACE_VERSION, "seq": 0, "ts": round(self.t0, 6), "kind": "trace",
+                      "phase": "event", "span": None, "parent": None, "task": None,
+                      "step": None, "data": {"format": TRACE_FORMAT, "agentkit": __version__}}
+            self._file.write(json.dumps(header) + "\n")
+            self._file.flush()
 
     @classmethod
     def disabled(cls) -> Trace:

@@ -57,7 +57,8 @@ def test_pipeline_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert not any("removed citations" in n for n in answer["notes"])
     # the trace holds every event, each span closed
     kinds = [(e["kind"], e["phase"]) for e in evs]
-    assert kinds[0] == ("run", "start") and kinds[-1] == ("run", "end")
+    assert kinds[0] == ("trace", "event") and evs[0]["data"]["format"] == "agentkit-trace"
+    assert kinds[1] == ("run", "start") and kinds[-1] == ("run", "end")
     assert kinds.count(("plan", "event")) == 1
     assert kinds.count(("task", "start")) == kinds.count(("task", "end")) == 3
     assert kinds.count(("llm", "start")) == kinds.count(("llm", "end")) == 1 + 3 * 2 + 1

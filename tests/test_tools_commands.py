@@ -113,3 +113,14 @@ def test_snapshot_serves_captured_output() -> None:
     assert r.ok and "NODE" in r.data["stdout"] and r.data["captured"]
     missing = run(host, ["nvidia-smi", "-L"])
     assert not missing.ok and "not captured" in missing.error and "topo -m" in missing.error
+
+
+def test_commands_cannot_write_files(live: Host, tmp_path: Path) -> None:
+    # Even if an argument rule let a write through, RLIMIT_FSIZE=0 stops the bytes.
+    from agentkit._sandbox._commands import _run
+
+    target = tmp_path / "out.txt"
+    _, _, code, _, _ = _run(["/usr/bin/sort", "-o", str(target), str(tmp_path / "a.txt")],
+                                {"PATH": "/usr/bin"}, 5.0, 10_000, "/")
+    assert code != 0
+    assert not target.exists() or target.stat().st_size == 0

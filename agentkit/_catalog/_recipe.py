@@ -140,7 +140,7 @@ class RecipeRunner:
         usage = Usage(tool_calls=box.calls, wall_s=round(time.perf_counter() - t0, 6))
         summary = headline or (ctx.errors[0] if ctx.errors else tpl.title)
         return TaskResult(task_id=spec.id, status=status, summary=summary, findings=findings,
-                          facts=ctx.facts, evidence=list(box.evidence.values()),
+                          facts=ctx.facts, evidence=box.evidence_list(),
                           errors=ctx.errors, usage=usage)
 
 

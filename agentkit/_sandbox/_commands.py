@@ -15,7 +15,7 @@ import signal
 import stat
 import subprocess
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio.to_thread
 from pydantic import Field
@@ -31,11 +31,25 @@ _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL
              "HOME": "/nonexistent", "TERM": "dumb", "PAGER": "cat", "NO_COLOR": "1"}
 
 
+_AS_LIMIT = 4 << 30
+_PRLIMIT = "/usr/bin/prlimit"
+
+
 def _limits(cpu_s: int) -> None:  # runs in the child between fork and exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (_AS_LIMIT, _AS_LIMIT))
+
+
+def _limited(argv: list[str], cpu_s: int) -> tuple[list[str], Any]:
+    """argv run under resource limits. util-linux's prlimit sets them and execs the program,
+    which avoids Python code between fork and exec (a ``preexec_fn`` can deadlock the child
+    when other threads hold locks at fork time); without prlimit, fall back to preexec_fn."""
+    if os.access(_PRLIMIT, os.X_OK):
+        return [_PRLIMIT, "--fsize=0", "--core=0", f"--cpu={cpu_s}", f"--as={_AS_LIMIT}",
+                "--", *argv], None
+    return argv, lambda: _limits(cpu_s)
 
 
 def trusted_binary(name: str, dirs: tuple[str, ...]) -> str:
@@ -128,10 +142,10 @@ def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, tr
 
 def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int,
          cwd: str) -> tuple[str, str, int, bool, bool]:
+    argv, preexec = _limited(argv, int(timeout) + 2)
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env, cwd=cwd, start_new_session=True, close_fds=True,
-        preexec_fn=lambda: _limits(int(timeout) + 2),
+        env=env, cwd=cwd, start_new_session=True, close_fds=True, preexec_fn=preexec,
     )
     bufs: dict[int, bytearray] = {}
     sel = selectors.DefaultSelector()

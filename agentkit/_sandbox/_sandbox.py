@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from .._errors import RunAborted
 from .._host import Host
 from .._tool import Tool, ToolContext, ToolError, ToolOutput
 from .._trace import Trace
@@ -120,6 +121,11 @@ class Sandbox:
     def schemas(self) -> list[Tool]:
         return list(self.tools.values())
 
+    def evidence_list(self) -> list[Evidence]:
+        """Everything seen, in a stable order (by id): concurrent calls finish in any order,
+        and a replay must produce the same result byte for byte."""
+        return [self.evidence[k] for k in sorted(self.evidence)]
+
     def add_evidence(self, ev: Evidence) -> Evidence:
         self.evidence.setdefault(ev.id, ev)
         return ev
@@ -155,6 +161,8 @@ class Sandbox:
                 out, cached = await run(), False
         except ToolError as exc:
             return ToolCall(name, args, ok=False, error=str(exc))
+        except RunAborted:
+            raise
         except Exception as exc:  # a tool bug must not take the subagent down
             return ToolCall(name, args, ok=False,
                             error=f"internal error in {name}: {type(exc).__name__}: {exc}")

@@ -18,7 +18,15 @@ def _parser() -> argparse.ArgumentParser:
         description="Answers questions about ML serving deployments by finding out.",
         epilog="Exit codes: " + "; ".join(f"{c} {w}" for c, w in EXIT_CODES.items()))
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import _ask, _catalog_cmd, _mcp_cmd, _schema_cmd, _snapshot_cmd, _tools_cmd
+    from . import (
+        _ask,
+        _catalog_cmd,
+        _mcp_cmd,
+        _replay_cmd,
+        _schema_cmd,
+        _snapshot_cmd,
+        _tools_cmd,
+    )
 
     _ask.register(sub)
     _tools_cmd.register(sub)
@@ -26,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     _snapshot_cmd.register(sub)
     _schema_cmd.register(sub)
     _mcp_cmd.register(sub)
+    _replay_cmd.register(sub)
     return p
 
 

@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
                    "default: $AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress logs on stderr")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no live display: plain log lines on stderr, warnings only")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
     p.add_argument("--concurrency", type=int, help="subagents running at once")
     p.set_defaults(func=run)
@@ -53,13 +54,25 @@ def run(args: argparse.Namespace) -> int:
         trace = Trace(trace_path)
     except OSError as exc:
         raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
-    if not args.quiet:
+    live = None
+    if sys.stderr.isatty() and not args.quiet:
+        from rich.console import Console
+
+        from ._live import LiveProgress
+
+        live = LiveProgress(Console(stderr=True))
+        trace.listen(live)
+    else:
         from ._progress import progress_logger
 
-        trace.listen(progress_logger())
+        trace.listen(progress_logger(warnings_only=args.quiet))
     try:
         orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
-        answer = anyio.run(orch.investigate, question)
+        if live is not None:
+            with live:
+                answer = anyio.run(orch.investigate, question)
+        else:
+            answer = anyio.run(orch.investigate, question)
     except TemplateError as exc:
         raise CLIError(str(exc)) from None
     except NoMatchingTask as exc:
@@ -73,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
     if args.json:
         sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+    elif sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(to_markdown(answer)))
     else:
         sys.stdout.write(to_markdown(answer))
     return 0

@@ -9,6 +9,7 @@ EXIT_CODES = {
     3: "the catalog cannot answer this question and no LLM is configured",
     4: "the model could not be used (unreachable, refused, or no valid plan)",
     5: "a tool refused or failed (agentkit tools call)",
+    6: "a replay diverged from its trace (the code asks what the trace never recorded)",
     130: "interrupted",
 }
 

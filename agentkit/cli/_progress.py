@@ -9,7 +9,7 @@ from typing import Any
 import structlog
 
 
-def progress_logger() -> Callable[[dict[str, Any]], None]:
+def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], None]:
     structlog.configure(
         processors=[structlog.processors.add_log_level,
                     structlog.processors.TimeStamper(fmt="%H:%M:%S"),
@@ -18,6 +18,11 @@ def progress_logger() -> Callable[[dict[str, Any]], None]:
         cache_logger_on_first_use=False,
     )
     log = structlog.get_logger("agentkit")
+    if warnings_only:
+        log = structlog.wrap_logger(structlog.PrintLogger(sys.stderr),
+                                    wrapper_class=structlog.make_filtering_bound_logger(30),
+                                    processors=[structlog.processors.add_log_level,
+                                                structlog.dev.ConsoleRenderer(colors=False)])
     starts: dict[str, float] = {}
 
     def on_event(ev: dict[str, Any]) -> None:

@@ -5,7 +5,8 @@ OpenAI-compatible / Anthropic HTTP servers on 127.0.0.1 that exercise the real c
 >>> model = ScriptedModel(lambda request: reply(text="hello"))
 """
 
+from ._cassette import cassette
 from ._fake_server import FakeLLMServer, Reply
 from ._scripted import ScriptedModel, reply, tool_call
 
-__all__ = ["FakeLLMServer", "Reply", "ScriptedModel", "reply", "tool_call"]
+__all__ = ["FakeLLMServer", "Reply", "ScriptedModel", "cassette", "reply", "tool_call"]

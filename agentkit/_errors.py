@@ -1,0 +1,11 @@
+"""Exceptions shared across layers."""
+
+from __future__ import annotations
+
+
+class RunAborted(Exception):
+    """Stops the whole run instead of failing one task (e.g. a replay that diverged).
+
+    Tools, subagents and the orchestrator let it through where they would otherwise turn an
+    exception into a failed call or a failed task.
+    """

@@ -1,0 +1,211 @@
+"""Replay: re-run a recorded investigation from its trace.
+
+*Exact* replay answers every model call and every tool call from the trace, keyed by task and
+step (never by arrival order: subagents interleave), so it makes no connection, starts no
+process and produces the same answer byte for byte. A request the trace never recorded stops
+the replay with "diverged at task X step N".
+
+*Drift* replay (``live_tools``) keeps the recorded model answers but runs the tools against
+today's system (or another root), then lists the evidence that changed and the findings that
+rest on it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._api import build_orchestrator
+from ._config import Settings
+from ._errors import RunAborted
+from ._host import Host
+from ._llm._messages import ModelError, ModelRequest, ModelResponse
+from ._llm._traced import request_hash
+from ._orchestrator import Limits
+from ._sandbox._paths import Root
+from ._tool import Tool, ToolContext, ToolError, ToolOutput
+from ._trace import Trace
+from ._trace_read import TraceFile, read_trace
+from ._types import Answer, Evidence, TaskResult
+
+
+class ReplayDiverged(RunAborted):
+    """The code asked for something the trace never recorded."""
+
+
+class NotRecorded(Exception):
+    """A call past the end of an interrupted trace: that task stays incomplete."""
+
+
+class Recording:
+    """The trace indexed by (task, step) for model calls and (task, step, index) for tools."""
+
+    def __init__(self, trace: TraceFile) -> None:
+        self.trace = trace
+        self.llm: dict[tuple[str, int], dict[str, Any]] = {}
+        self.llm_hash: dict[tuple[str, int], str] = {}
+        self.tools: dict[tuple[str, int, int], dict[str, Any]] = {}
+        self.tool_args: dict[tuple[str, int, int], Any] = {}
+        self.results: dict[str, TaskResult] = {}
+        for e in trace.events:
+            task, step = e.task or "", e.step or 0
+            if e.kind == "llm" and e.phase == "start":
+                self.llm_hash[(task, step)] = e.data.get("request_hash", "")
+            elif e.kind == "llm" and e.phase == "end":
+                self.llm[(task, step)] = e.data
+            elif e.kind == "tool" and e.phase == "start":
+                self.tool_args[(task, step, e.data["index"])] = (e.data["tool"], e.data["args"])
+            elif e.kind == "tool" and e.phase == "end":
+                self.tools[(task, step, e.data["index"])] = e.data
+            elif e.kind == "task" and e.phase == "end" and "result" in e.data:
+                self.results[e.task or ""] = TaskResult.model_validate(e.data["result"])
+        run = trace.first("run", "start")
+        if run is None:
+            raise ReplayDiverged(f"{trace.path}: the trace has no run-start event; nothing to "
+                                 "replay")
+        self.run = run.data
+        synth = trace.first("synthesize", "end")
+        self.answer = Answer.model_validate(synth.data["answer"]) if synth else None
+
+    def missing(self, what: str) -> Exception:
+        if self.trace.truncated:
+            return NotRecorded(f"{what} is not in the trace: the recorded run stopped first")
+        return ReplayDiverged(f"diverged at {what}: the trace never recorded it")
+
+
+class ReplayModel:
+    """Answers each model call with the recorded one for the same task and step."""
+
+    def __init__(self, recording: Recording, *, strict: bool = True) -> None:
+        self.rec = recording
+        self.strict = strict
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        key = (request.task, request.step)
+        where = f"task {request.task} step {request.step}"
+        data = self.rec.llm.get(key)
+        if data is None:
+            raise self.rec.missing(f"{where} (model call)")
+        if self.strict and self.rec.llm_hash.get(key) not in ("", request_hash(request)):
+            raise ReplayDiverged(f"diverged at {where}: the model request differs from the "
+                                 "recorded one (prompt, tool results or tools changed)")
+        if "error" in data:
+            raise ModelError(data["error"].split(": ", 1)[-1])
+        return ModelResponse.from_json(data["response"])
+
+
+def replay_executor(recording: Recording) -> Any:
+    async def execute(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str, step: int,
+                      index: int) -> ToolOutput:
+        key = (task, step, index)
+        where = f"task {task} step {step} (tool call #{index}, {tool.name})"
+        data = recording.tools.get(key)
+        if data is None:
+            raise recording.missing(where)
+        if recording.tool_args.get(key) != (tool.name, args):
+            raise ReplayDiverged(f"diverged at {where}: recorded "
+                                 f"{recording.tool_args.get(key)!r}, now {(tool.name, args)!r}")
+        if not data["ok"]:
+            raise ToolError(data["error"])
+        return ToolOutput(data=data["data"],
+                          evidence=[Evidence.model_validate(e) for e in data["evidence"]])
+
+    return execute
+
+
+@dataclass
+class Drift:
+    changed: list[tuple[Evidence, Evidence]] = field(default_factory=list)
+    gone: list[Evidence] = field(default_factory=list)
+    new: list[Evidence] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.changed or self.gone)
+
+
+@dataclass
+class ReplayResult:
+    answer: Answer | None
+    recorded: Answer | None
+    identical: bool
+    notes: list[str]
+    tasks: dict[str, str]
+    incomplete: list[str]
+    drift: Drift | None = None
+
+
+async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False,
+                       root: str | None = None, trace_out: str | None = None) -> ReplayResult:
+    """Replay a trace exactly, or with live tools (``live_tools``) to see what drifted."""
+    tf = read_trace(path)
+    rec = Recording(tf)
+    run = rec.run
+    cfg = run.get("config") or {}
+    settings = Settings(**{k: v for k, v in cfg.items() if k in (
+        "task_dirs", "max_tasks", "max_steps", "task_deadline_s", "concurrency", "model",
+        "provider") and v is not None})
+    if live_tools:
+        where = root or run["root"]
+        if not os.path.isdir(where):
+            raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
+                                    "to re-run the tools against another one")
+        host = Host.at(where)
+    else:  # an exact replay reads nothing, so the recorded root need not exist here
+        host = Host(root=Root(run["root"]))
+    trace = Trace(trace_out) if trace_out else Trace()
+    results: dict[str, TaskResult] = {}
+
+    def collect(ev: dict[str, Any]) -> None:
+        if ev["kind"] == "task" and ev["phase"] == "end" and "result" in ev["data"]:
+            results[ev["task"]] = TaskResult.model_validate(ev["data"]["result"])
+
+    trace.listen(collect)
+    llm = run.get("mode") == "llm"
+    model = ReplayModel(rec, strict=not live_tools) if llm else None
+    orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
+    if not live_tools:
+        orch.executor = replay_executor(rec)
+    notes = list(tf.notes)
+    answer: Answer | None = None
+    try:
+        answer = await orch.investigate(run["question"], tasks=run.get("tasks"),
+                                        limits=Limits(**(run.get("limits") or {})))
+    except NotRecorded as exc:
+        notes.append(f"no answer: {exc}")
+    finally:
+        trace.close()
+    incomplete = sorted(t for t, r in results.items()
+                        if any("not in the trace" in e for e in r.errors))
+    if incomplete:
+        notes.append(f"incomplete when the recorded run stopped: {', '.join(incomplete)}")
+    identical = False
+    if answer is not None and rec.answer is not None and not live_tools:
+        answer.usage = rec.answer.usage  # the recorded run's cost, not the replay's
+        identical = answer.model_dump_json() == rec.answer.model_dump_json()
+    drift = _drift(rec, results, answer) if live_tools else None
+    return ReplayResult(answer=answer, recorded=rec.answer, identical=identical, notes=notes,
+                        tasks={t: r.status for t, r in results.items()}, incomplete=incomplete,
+                        drift=drift)
+
+
+def _drift(rec: Recording, results: dict[str, TaskResult], answer: Answer | None) -> Drift:
+    old = {e.id: e for r in rec.results.values() for e in r.evidence}
+    new = {e.id: e for r in results.values() for e in r.evidence}
+    drift = Drift(
+        changed=[(old[i], new[i]) for i in sorted(old.keys() & new.keys())
+                 if old[i].sha256 != new[i].sha256],
+        gone=[old[i] for i in sorted(old.keys() - new.keys())],
+        new=[new[i] for i in sorted(new.keys() - old.keys())])
+    touched = {o.id for o, _ in drift.changed} | {e.id for e in drift.gone}
+    if rec.answer is not None:
+        claims = list(rec.answer.bottom_line) + [c for s in rec.answer.sections for c in s.claims]
+        seen: set[str] = set()
+        for c in claims:
+            if touched & set(c.evidence) and c.text not in seen:
+                seen.add(c.text)
+                drift.findings.append(c.text)
+    _ = answer
+    return drift

@@ -1,0 +1,126 @@
+"""``agentkit replay``, ``agentkit trace show`` and ``agentkit report``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ._errors import CLIError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("replay", help="re-run a recorded trace: exactly (no model call, no tool "
+                       "run), or with --live-tools to see what drifted")
+    p.add_argument("trace")
+    p.add_argument("--live-tools", action="store_true",
+                   help="keep the recorded model answers, run the tools again now")
+    p.add_argument("--root", metavar="DIR", help="with --live-tools: investigate this root "
+                   "instead of the recorded one")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--trace-out", metavar="FILE", help="also trace the replay itself")
+    p.set_defaults(func=replay)
+    t = sub.add_parser("trace", help="look at a recorded trace")
+    tsub = t.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    s = tsub.add_parser("show", help="plan, per-task timeline, tool calls, answer")
+    s.add_argument("trace")
+    s.set_defaults(func=show)
+    r = sub.add_parser("report", help="write a self-contained HTML report of a trace")
+    r.add_argument("trace")
+    r.add_argument("-o", "--output", required=True, metavar="FILE")
+    r.set_defaults(func=report)
+
+
+def _read(path: str) -> Any:
+    from .._trace_read import TraceError, read_trace
+
+    try:
+        return read_trace(path)
+    except TraceError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def replay(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .._render import to_markdown
+    from .._replay import ReplayDiverged, replay_trace
+    from .._trace_read import TraceError
+
+    if args.root and not args.live_tools:
+        raise CLIError("--root only applies with --live-tools (an exact replay reads nothing)")
+    try:
+        result = anyio.run(lambda: replay_trace(args.trace, live_tools=args.live_tools,
+                                                root=args.root, trace_out=args.trace_out))
+    except TraceError as exc:
+        raise CLIError(str(exc)) from None
+    except ReplayDiverged as exc:
+        raise CLIError(f"replay {exc}. The code now asks something the trace never recorded: "
+                       "re-record the trace with this version", 6) from None
+    except FileNotFoundError as exc:
+        raise CLIError(str(exc)) from None
+    for note in result.notes:
+        print(f"agentkit: {note}", file=sys.stderr)
+    if not args.live_tools and result.answer is not None:
+        same = "identical to" if result.identical else "DIFFERENT from"
+        print(f"agentkit: replayed {args.trace}: answer {same} the recorded one",
+              file=sys.stderr)
+    if args.json:
+        out: dict[str, Any] = {"answer": json.loads(result.answer.model_dump_json())
+                               if result.answer else None}
+        if result.drift is not None:
+            out["drift"] = _drift_json(result.drift)
+        if not args.live_tools and result.answer is not None:
+            sys.stdout.write(result.answer.model_dump_json(indent=2) + "\n")
+        else:
+            sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        if result.drift is not None:
+            sys.stdout.write(_drift_text(result.drift))
+        if result.answer is not None:
+            sys.stdout.write(to_markdown(result.answer))
+        else:
+            sys.stdout.write("No answer: the recorded run stopped before it finished.\n"
+                             f"Task states: {json.dumps(result.tasks)}\n")
+    return 0
+
+
+def _drift_json(d: Any) -> dict[str, Any]:
+    return {"changed": [{"id": o.id, "locator": o.locator, "was": o.excerpt, "now": n.excerpt}
+                        for o, n in d.changed],
+            "gone": [{"id": e.id, "locator": e.locator} for e in d.gone],
+            "new": [{"id": e.id, "locator": e.locator} for e in d.new],
+            "findings_on_changed_evidence": d.findings}
+
+
+def _drift_text(d: Any) -> str:
+    if not d.any:
+        return "# Drift\n\nNo recorded evidence changed.\n\n"
+    lines = ["# Drift", "", "Evidence that changed since the recording:"]
+    lines += [f"- `{o.locator}`: was `{o.excerpt[:120]}`, now `{n.excerpt[:120]}`"
+              for o, n in d.changed]
+    lines += [f"- `{e.locator}`: no longer found" for e in d.gone]
+    lines += ["", "Recorded findings that rest on it:"]
+    lines += [f"- {f}" for f in d.findings] or ["- none"]
+    return "\n".join(lines) + "\n\nThe answer, re-made with today's evidence:\n\n"
+
+
+def show(args: argparse.Namespace) -> int:
+    from .._trace_show import render_show
+
+    render_show(_read(args.trace))
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    from .._report import render_report
+
+    html = render_report(_read(args.trace))
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(html)
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"agentkit: report written to {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,205 @@
+"""Replay: exact (byte-identical, no socket, no process), broken traces, interrupted runs,
+divergence, drift against a changed host, and the committed example traces."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.cli import main
+from agentkit.testing import FakeLLMServer, cassette
+
+from .conftest import EXAMPLES, REFERENCE_QUESTION, write_tree
+from .llm_script import make_script
+from .test_llm_pipeline import HOST
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def sealed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Any socket connection or process start during the test is recorded and refused."""
+    attempts: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        attempts.append(args)
+        raise AssertionError(f"replay tried to reach out: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    return attempts
+
+
+@pytest.mark.parametrize("example", ["blackwell-kimi", "hopper-deepseek"])
+def test_catalog_record_then_replay_is_byte_identical(
+        example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "run.jsonl"
+    code, recorded, _ = run(capsys, "ask", REFERENCE_QUESTION, "--root", str(EXAMPLES / example),
+                            "--json", "-q", "--trace", str(trace))
+    assert code == 0
+    attempts: list[object] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: attempts.append(a))
+    monkeypatch.setattr(socket.socket, "connect", lambda *a: attempts.append(a))
+    code, replayed, err = run(capsys, "replay", str(trace), "--json")
+    assert code == 0, err
+    assert replayed == recorded
+    assert "identical to the recorded one" in err and attempts == []
+
+
+def test_llm_record_then_replay_without_the_server(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    request: pytest.FixtureRequest) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "llm.jsonl"
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        code, recorded, err = run(capsys, "ask", "What is set here?", "--root", str(root),
+                                  "--base-url", server.base_url, "--model", "fake",
+                                  "--json", "-q", "--trace", str(trace))
+    assert code == 0, err
+    shutil.rmtree(root)  # nothing on disk is needed to replay
+    sealed = request.getfixturevalue("sealed")
+    code, replayed, err = run(capsys, "replay", str(trace), "--json")
+    assert code == 0, err
+    assert replayed == recorded and json.loads(replayed)["mode"] == "llm"
+    assert sealed == []
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines(keepends=True)
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    trace = tmp_path / "rec.jsonl"
+    assert run(capsys, "ask", REFERENCE_QUESTION, "--root", str(EXAMPLES / "blackwell-kimi"),
+               "-q", "--trace", str(trace))[0] == 0
+    return trace
+
+
+def test_corrupted_line_is_named(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(recorded)
+    lines[6] = lines[6][: len(lines[6]) // 2] + "\n"  # a line cut in the middle of the file
+    recorded.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 2 and "line 7: not JSON" in err
+
+
+def test_event_missing_a_field_is_named(recorded: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    lines = _lines(recorded)
+    ev = json.loads(lines[4])
+    del ev["kind"]
+    lines[4] = json.dumps(ev) + "\n"
+    recorded.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 2 and "line 5: not a trace event: kind" in err
+
+
+def test_foreign_and_future_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    foreign = tmp_path / "other.jsonl"
+    foreign.write_text('{"level": "info", "msg": "hello"}\n')
+    code, _, err = run(capsys, "replay", str(foreign))
+    assert code == 2 and "line 1: no agentkit trace header" in err
+    binary = tmp_path / "bin.jsonl"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    code, _, err = run(capsys, "replay", str(binary))
+    assert code == 2 and "not UTF-8" in err
+    future = tmp_path / "future.jsonl"
+    future.write_text(json.dumps({"v": 99, "seq": 0, "ts": 0, "kind": "trace", "phase": "event",
+                                  "span": None, "parent": None, "task": None, "step": None,
+                                  "data": {"format": "agentkit-trace"}}) + "\n")
+    code, _, err = run(capsys, "replay", str(future))
+    assert code == 2 and "newer than this agentkit reads" in err and "upgrade" in err
+
+
+def test_crash_truncated_trace_replays_to_its_end(recorded: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(recorded)
+    ends = [i for i, line in enumerate(lines) if '"kind": "task", "phase": "end"' in line]
+    cut = ends[3]  # four tasks finished, the rest were in flight
+    recorded.write_text("".join(lines[: cut + 1]) + lines[cut + 1][:40])
+    code, out, err = run(capsys, "replay", str(recorded), "--json")
+    assert code == 0, err
+    assert "is cut off" in err and "interrupted" in err
+    answer = json.loads(out)
+    finished = {json.loads(lines[i])["task"] for i in ends[:4]}
+    assert "incomplete when the recorded run stopped" in err
+    incomplete = err.split("incomplete when the recorded run stopped: ")[1].splitlines()[0]
+    assert set(incomplete.split(", ")) == set(answer["tasks"]) - finished
+    assert all(answer["tasks"][t] == "ok" for t in finished)
+
+
+def test_divergence_is_reported_with_task_and_step(recorded: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(recorded)
+    i = next(i for i, line in enumerate(lines)
+             if '"kind": "tool", "phase": "start"' in line and '"task": "nccl-env"' in line
+             and "/etc/nccl.conf" in line)
+    ev = json.loads(lines[i])
+    ev["data"]["args"]["path"] = "/etc/other.conf"
+    lines[i] = json.dumps(ev) + "\n"
+    recorded.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 6
+    assert f"diverged at task nccl-env step {ev['step']}" in err
+
+
+def test_drift_names_the_changed_setting_and_its_findings(
+        recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "host"
+    shutil.copytree(EXAMPLES / "blackwell-kimi", copy)
+    unit = copy / "etc/systemd/system/vllm-kimi.service"
+    unit.write_text(unit.read_text().replace("NCCL_PROTO=LL", "NCCL_PROTO=Simple"))
+    code, out, err = run(capsys, "replay", str(recorded), "--live-tools", "--root", str(copy),
+                         "--json")
+    assert code == 0, err
+    drift = json.loads(out)["drift"]
+    assert drift["changed"] and not drift["gone"]
+    assert {c["locator"].split(" ")[0] for c in drift["changed"]} == {
+        "/etc/systemd/system/vllm-kimi.service:15"}
+    assert all("NCCL_PROTO=Simple" in c["now"] for c in drift["changed"])
+    assert any("NCCL_PROTO=LL (/etc/systemd/system/vllm-kimi.service:15)" in f
+               for f in drift["findings_on_changed_evidence"])
+    new_answer = json.loads(out)["answer"]
+    assert "NCCL_PROTO=Simple" in new_answer["bottom_line"][0]["text"]
+    code, out, _ = run(capsys, "replay", str(recorded), "--live-tools", "--root",
+                       str(EXAMPLES / "blackwell-kimi"))
+    assert code == 0 and "No recorded evidence changed." in out
+
+
+@pytest.mark.parametrize("example", ["blackwell-kimi", "hopper-deepseek"])
+def test_committed_example_traces_still_replay(example: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "replay", str(EXAMPLES / "traces" / f"{example}.jsonl"))
+    assert code == 0, err
+    assert "identical to the recorded one" in err
+
+
+def test_trace_show(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "trace", "show", str(recorded))
+    assert code == 0
+    assert "kv-cache-dtype-support" in out and "recipe nccl-env" in out
+    assert "tool parse_config" in out
+
+
+def test_cassette_records_once_then_replays(tmp_path: Path, sealed: list[object],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "cassettes" / "nccl.jsonl"
+    first = cassette(path, "Is NCCL tuned?", root=str(EXAMPLES / "blackwell-kimi"))
+    again = cassette(path, "Is NCCL tuned?")
+    assert again.model_dump_json() == first.model_dump_json()
+    with pytest.raises(ValueError, match="recorded 'Is NCCL tuned\\?'"):
+        cassette(path, "Something else?")
+    _: Any = monkeypatch
