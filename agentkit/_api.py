@@ -15,6 +15,7 @@ from ._catalog._synth import TemplateSynthesizer
 from ._catalog._template import load_catalog
 from ._config import Settings
 from ._host import Host
+from ._llm._limiter import RequestLimiter
 from ._llm._messages import Model
 from ._llm._openai import OpenAIChatModel
 from ._llm._retry import RetryPolicy
@@ -33,13 +34,16 @@ def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> M
     """The configured backend (OpenAI-compatible, or Anthropic Messages)."""
     assert settings.base_url and settings.model
     retry = RetryPolicy(max_attempts=settings.max_retries)
+    limiter = RequestLimiter(settings.rps, settings.max_in_flight)
     if settings.provider == "anthropic":
         from ._llm._anthropic import AnthropicModel
 
         return AnthropicModel(settings.base_url, settings.model, api_key=settings.api_key(),
-                              timeout_s=settings.timeout_s, retry=retry, client=client)
+                              timeout_s=settings.timeout_s, retry=retry, client=client,
+                              limiter=limiter)
     return OpenAIChatModel(settings.base_url, settings.model, api_key=settings.api_key(),
-                           timeout_s=settings.timeout_s, retry=retry, client=client)
+                           timeout_s=settings.timeout_s, retry=retry, client=client,
+                           limiter=limiter)
 
 
 def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = None,

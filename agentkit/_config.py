@@ -8,6 +8,8 @@ The config file is ``--config FILE``, else ``$AGENTKIT_CONFIG``, else
     provider = "openai"          # or "anthropic"
     api_key_env = "MY_KEY_VAR"   # name of the variable holding the key; never the key itself
     concurrency = 32
+    rps = 5                      # model requests per second, shared by all subagents
+    max_in_flight = 16           # model requests at once
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class Settings:
     task_deadline_s: float = 300.0
     max_steps: int = 12
     task_dirs: list[str] = field(default_factory=list)
+    rps: float | None = None
+    max_in_flight: int | None = None
 
     @property
     def llm_configured(self) -> bool:
@@ -54,9 +58,9 @@ _TYPES = {f.name: f.type for f in fields(Settings)}
 def _coerce(name: str, value: Any, source: str) -> Any:
     kind = _TYPES[name]
     try:
-        if kind == "int":
+        if kind in ("int", "int | None"):
             return int(value)
-        if kind == "float":
+        if kind in ("float", "float | None"):
             return float(value)
         if kind == "list[str]":
             return value.split(os.pathsep) if isinstance(value, str) else [str(v) for v in value]

@@ -3,6 +3,7 @@ variable is an error, not an empty string in front of a model."""
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -29,7 +30,23 @@ def render(name: str, **context: Any) -> str:
     return environment().get_template(name).render(**context).strip()
 
 
+# Chat-template control tokens that a server might tokenize as *special* tokens if they appear
+# in message text (ChatML, Llama, Mistral): in data they are broken up with a space so they
+# stay text (a space, not a backslash, keeps JSON in tool output valid).
+_CONTROL = [("<|", "< |"), ("|>", "| >"), ("[INST]", "[ INST]"), ("[/INST]", "[ /INST]"),
+            ("<<SYS>>", "<< SYS>>"), ("</s>", "< /s>"), ("<s>", "< s>")]
+
+
+def neutralize(text: str) -> str:
+    """Make hidden or control text visible: format characters (zero-width, bidi overrides)
+    become ``<U+200B>``, chat-template tokens are broken up, our own closing tag is escaped."""
+    out = "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in text)
+    for token, safe in _CONTROL:
+        out = out.replace(token, safe)
+    return out.replace("</untrusted", "< /untrusted")
+
+
 def untrusted(text: str, source: str = "tool") -> str:
-    """Wrap tool output so the model sees it as data: the closing tag cannot be forged."""
-    body = str(text).replace("</untrusted", "<\\/untrusted")
-    return f'<untrusted source="{source}">\n{body}\n</untrusted>'
+    """Wrap tool output so the model sees it as data: nothing inside can close the wrapper,
+    hide from a reader, or pass for a chat-template control token."""
+    return f'<untrusted source="{source}">\n{neutralize(str(text))}\n</untrusted>'

@@ -134,7 +134,7 @@ class RecipeRunner:
                 if not step.optional:
                     status = "partial"
                     break
-        findings, headline = _findings(tpl, ctx)
+        findings, headline = _findings(tpl, ctx, quiet=status != "ok")
         if not findings and status == "ok":
             status = "partial"
         usage = Usage(tool_calls=box.calls, wall_s=round(time.perf_counter() - t0, 6))
@@ -187,7 +187,9 @@ def _render_value(value: Any, scope: dict[str, Any]) -> Any:
     return value
 
 
-def _findings(tpl: TaskTemplate, ctx: RecipeContext) -> tuple[list[Finding], str]:
+def _findings(tpl: TaskTemplate, ctx: RecipeContext, quiet: bool) -> tuple[list[Finding], str]:
+    """The template's findings whose conditions hold. A finding over a missing fact is a
+    template bug worth reporting, unless the recipe stopped early (``quiet``)."""
     out: list[Finding] = []
     headline = ""
     scope = ctx.scope()
@@ -199,7 +201,8 @@ def _findings(tpl: TaskTemplate, ctx: RecipeContext) -> tuple[list[Finding], str
                 continue
             text = " ".join(_text(spec.claim).render(**scope).split())
         except Exception as exc:  # a claim over a missing fact is skipped, and said
-            ctx.errors.append(f"finding {spec.claim[:40]!r} not stated: {exc}")
+            if not quiet:
+                ctx.errors.append(f"finding {spec.claim[:40]!r} not stated: {exc}")
             continue
         evidence = sorted({e for name in spec.cite for e in ctx.facts[name].evidence})
         out.append(Finding(claim=text, evidence=evidence, headline=spec.headline))

@@ -18,6 +18,7 @@ class TemplateSynthesizer:
         used: set[str] = set()
         for n, sub in enumerate(plan.subquestions, 1):
             claims: list[Claim] = []
+            before = len(bottom)
             for tid in sub.tasks:
                 r = by_id.get(tid)
                 if r is None:
@@ -29,6 +30,9 @@ class TemplateSynthesizer:
                     if tid not in used or f.headline:
                         claims.append(Claim(text=f.claim, evidence=list(f.evidence)))
                 used.add(tid)
+            if len(bottom) == before and sub.tasks:
+                bottom.append(_not_established(sub.text, [by_id[t] for t in sub.tasks
+                                                          if t in by_id]))
             title = f"Question {n}: {sub.text}" if len(plan.subquestions) > 1 else sub.text
             sections.append(Section(title=title, claims=_dedupe(claims), tasks=sub.tasks))
         support = [Claim(text=f.claim, evidence=list(f.evidence))
@@ -50,6 +54,12 @@ class TemplateSynthesizer:
             failed_tasks=[r.task_id for r in failed], notes=notes,
             usage=sum((r.usage for r in results), Usage()))
         return finalize(answer, evidence_index(results))
+
+
+def _not_established(question: str, results: list[TaskResult]) -> Claim:
+    reasons = sorted({r.errors[0].split(": ", 1)[-1] for r in results if r.errors})
+    why = "; ".join(reasons[:2]) or "the tasks found nothing to state"
+    return Claim(text=f"Not established for {question!r}: {why}.")
 
 
 def _dedupe(claims: list[Claim]) -> list[Claim]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from ._limiter import RequestLimiter
 from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
 from ._retry import RetryPolicy, error_for_status
 
@@ -51,13 +52,14 @@ class AnthropicModel:
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  client: httpx.AsyncClient | None = None, timeout_s: float = 120.0,
-                 retry: RetryPolicy | None = None, max_tokens: int = 4096,
-                 temperature: float = 0.0) -> None:
+                 retry: RetryPolicy | None = None, limiter: RequestLimiter | None = None,
+                 max_tokens: int = 4096, temperature: float = 0.0) -> None:
         self.url = base_url.rstrip("/") + "/messages"
         self.model = model
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
+        self.limiter = limiter or RequestLimiter()
         self._headers = {"anthropic-version": API_VERSION}
         if api_key:
             self._headers["x-api-key"] = api_key
@@ -86,7 +88,8 @@ class AnthropicModel:
 
     async def _once(self, body: dict[str, Any]) -> ModelResponse:
         try:
-            resp = await self.client.post(self.url, json=body, headers=self._headers)
+            async with self.limiter.slot():
+                resp = await self.client.post(self.url, json=body, headers=self._headers)
         except httpx.TransportError as exc:
             raise ModelError(f"cannot reach the model server at {self.url}: "
                              f"{type(exc).__name__}: {exc}", retryable=True) from None

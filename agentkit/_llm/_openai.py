@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from ._limiter import RequestLimiter
 from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
 from ._retry import RetryPolicy, error_for_status
 
@@ -31,11 +32,13 @@ class OpenAIChatModel:
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  client: httpx.AsyncClient | None = None, timeout_s: float = 120.0,
-                 retry: RetryPolicy | None = None, temperature: float = 0.0) -> None:
+                 retry: RetryPolicy | None = None, limiter: RequestLimiter | None = None,
+                 temperature: float = 0.0) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
+        self.limiter = limiter or RequestLimiter()
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._own_client = client is None
         self.client = client or httpx.AsyncClient(
@@ -63,7 +66,8 @@ class OpenAIChatModel:
 
     async def _once(self, body: dict[str, Any]) -> ModelResponse:
         try:
-            resp = await self.client.post(self.url, json=body, headers=self._headers)
+            async with self.limiter.slot():
+                resp = await self.client.post(self.url, json=body, headers=self._headers)
         except httpx.TransportError as exc:
             raise ModelError(f"cannot reach the model server at {self.url}: "
                              f"{type(exc).__name__}: {exc}", retryable=True) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,8 @@ class Reply:
     raw: bytes | None = None
     delay_s: float = 0.0
     drop: bool = False
+    reset: bool = False  # close with RST instead of answering
+    drip_s: float = 0.0  # send the body one byte at a time, this long apart
 
     @classmethod
     def openai(cls, text: str = "", calls: list[tuple[str, dict[str, Any] | str]] | None = None,
@@ -77,6 +80,7 @@ class FakeLLMServer:
         self.script = script
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []
         self.in_flight = 0
         self.peak_in_flight = 0
         self._lock = threading.Lock()
@@ -110,6 +114,7 @@ class FakeLLMServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
+                    server.times.append(time.monotonic())
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server.in_flight += 1
@@ -122,6 +127,12 @@ class FakeLLMServer:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
+                    if reply.reset:
+                        self.close_connection = True
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                   struct.pack("ii", 1, 0))
+                        self.connection.close()
+                        return
                     data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
@@ -129,7 +140,13 @@ class FakeLLMServer:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.drip_s:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip_s)
+                    else:
+                        self.wfile.write(data)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
