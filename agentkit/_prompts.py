@@ -37,12 +37,21 @@ _CONTROL = [("<|", "< |"), ("|>", "| >"), ("[INST]", "[ INST]"), ("[/INST]", "[ 
             ("<<SYS>>", "<< SYS>>"), ("</s>", "< /s>"), ("<s>", "< s>")]
 
 
+@lru_cache(maxsize=1)
+def _visible() -> dict[int, str]:
+    """Every Unicode format character (zero-width, joiners, bidi overrides, tags …) →
+    ``<U+XXXX>``. All of them live in planes 0, 1 and 14; built on first non-ASCII text."""
+    planes = (*range(0x20000), *range(0xE0000, 0xE0080))
+    return {cp: f"<U+{cp:04X}>" for cp in planes if unicodedata.category(chr(cp)) == "Cf"}
+
+
 def neutralize(text: str) -> str:
     """Make hidden or control text visible: format characters (zero-width, bidi overrides)
     become ``<U+200B>``, chat-template tokens are broken up, our own closing tag is escaped."""
-    out = "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in text)
+    out = text if text.isascii() else text.translate(_visible())
     for token, safe in _CONTROL:
-        out = out.replace(token, safe)
+        if token in out:
+            out = out.replace(token, safe)
     return out.replace("</untrusted", "< /untrusted")
 
 

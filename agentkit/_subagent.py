@@ -8,6 +8,7 @@ with the reason a bounded number of times; after that the task is recorded as fa
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Any, Literal
 
 import anyio
@@ -31,9 +32,15 @@ class Submission(BaseModel):
     facts: dict[str, Fact] = Field(default_factory=dict)
 
 
+@lru_cache(maxsize=1)
 def submit_spec() -> ToolSpec:
     schema = Submission.model_json_schema()
     return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", schema)
+
+
+@lru_cache(maxsize=1)
+def _system_prompt() -> Message:
+    return Message.system(render("subagent_system.j2"))
 
 
 class Subagent:
@@ -64,9 +71,8 @@ class Subagent:
 
     async def _loop(self) -> TaskResult:
         spec = self.spec
-        messages = [Message.system(render("subagent_system.j2")),
-                    Message.user(render("subagent_task.j2", task=spec))]
-        tools = [ToolSpec(t.name, t.description, t.parameters) for t in self.box.schemas()]
+        messages = [_system_prompt(), Message.user(render("subagent_task.j2", task=spec))]
+        tools = [t.spec() for t in self.box.schemas()]
         tools.append(submit_spec())
         repairs = 0
         for step in range(1, spec.budget.max_steps + 1):
@@ -115,11 +121,13 @@ class Subagent:
             result = await self.box.call(call.name, args, step=step, index=i)
             replies[i] = Message.tool(call, untrusted(result.for_model(), call.name))
 
-        async with anyio.create_task_group() as tg:
-            for i, call in enumerate(calls):
-                if call.name == SUBMIT:
-                    continue
-                tg.start_soon(one, i, call)
+        work = [(i, c) for i, c in enumerate(calls) if c.name != SUBMIT]
+        if len(work) == 1:  # the common case needs no task group
+            await one(*work[0])
+        elif work:
+            async with anyio.create_task_group() as tg:
+                for i, call in work:
+                    tg.start_soon(one, i, call)
         for i, call in enumerate(calls):
             if call.name != SUBMIT:
                 continue

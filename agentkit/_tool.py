@@ -16,6 +16,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ._host import Host
+from ._llm._messages import ToolSpec
 from ._sandbox._redact import redact
 from ._types import Evidence, EvidenceKind
 
@@ -60,6 +61,16 @@ class Tool:
     fn: Callable[..., Any]
     read_only: bool = True
     _schema: dict[str, Any] | None = None
+    _spec: ToolSpec | None = None
+
+    def __post_init__(self) -> None:
+        self.is_async = inspect.iscoroutinefunction(self.fn)  # asked on every call: once
+
+    def spec(self) -> ToolSpec:
+        """The declaration a model sees (one shared object, encoded once per backend)."""
+        if self._spec is None:
+            self._spec = ToolSpec(self.name, self.description, self.parameters)
+        return self._spec
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -87,7 +98,7 @@ class Tool:
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         parsed = self.validate(args)
         kwargs = {k: getattr(parsed, k) for k in type(parsed).model_fields}
-        if inspect.iscoroutinefunction(self.fn):
+        if self.is_async:
             out = await self.fn(ctx, **kwargs)
         else:
             out = await anyio.to_thread.run_sync(lambda: self.fn(ctx, **kwargs))
@@ -119,8 +130,13 @@ def tool(
     ['device']
     """
 
+    # A tool defined inside a function (with postponed annotations) names types that only
+    # the defining scope knows: resolve its annotations there too.
+    frame = inspect.currentframe()
+    caller = dict(frame.f_back.f_locals) if frame and frame.f_back else {}
+
     def wrap(f: Callable[..., Any]) -> Tool:
-        hints = get_type_hints(f, include_extras=True)
+        hints = get_type_hints(f, localns=caller, include_extras=True)
         params = list(inspect.signature(f).parameters.values())[1:]
         fields: dict[str, Any] = {}
         for p in params:

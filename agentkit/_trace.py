@@ -8,15 +8,24 @@ one by one; a run killed mid-way loses at most the line being written.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-import json
 import os
 import time
 from collections.abc import Callable
 from typing import IO, Any
 
+import orjson
+
 TRACE_VERSION = 1
 TRACE_FORMAT = "agentkit-trace"
+_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+
+
+def _encode(event: dict[str, Any]) -> bytes:
+    # orjson: the trace is written on the hot path of every model and tool call, and the
+    # stdlib encoder was its largest single cost (docs/benchmarks.md).
+    return orjson.dumps(event, default=str, option=_OPTS)
 
 
 class Trace:
@@ -24,9 +33,9 @@ class Trace:
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  listener: Callable[[dict[str, Any]], None] | None = None) -> None:
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         if path is not None:
-            self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
         self._listeners = [listener] if listener else []
         self._seq = itertools.count(1)
         self._span = itertools.count(1)
@@ -34,13 +43,14 @@ class Trace:
         self.t0 = time.time()
         self.enabled = bool(self._file or self._listeners)
         self.task_spans: dict[str, str] = {}
+        self._flush_pending = False
         if self._file is not None:
             from . import __version__
 
             header = {"v": TRACE_VERSION, "seq": 0, "ts": round(self.t0, 6), "kind": "trace",
                       "phase": "event", "span": None, "parent": None, "task": None,
                       "step": None, "data": {"format": TRACE_FORMAT, "agentkit": __version__}}
-            self._file.write(json.dumps(header) + "\n")
+            self._file.write(_encode(header))
             self._file.flush()
 
     @classmethod
@@ -64,10 +74,29 @@ class Trace:
                  "kind": kind, "phase": phase, "span": span, "parent": parent, "task": task,
                  "step": step, "data": data or {}}
         if self._file is not None:
-            self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
-            self._file.flush()
+            self._file.write(_encode(event))
+            self._schedule_flush()
         for listener in self._listeners:
             listener(event)
+
+    def _schedule_flush(self) -> None:
+        # One flush per event-loop tick rather than per event: every event written in a tick
+        # reaches the OS before the loop does anything else, so a crash still leaves a
+        # readable prefix, for a fraction of the system calls. Outside a loop: flush now.
+        if self._flush_pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_pending = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_pending = False
+        if self._file is not None and not self._file.closed:
+            self._file.flush()
 
     def start(self, kind: str, *, parent: str | None = None, task: str | None = None,
               step: int | None = None, data: dict[str, Any] | None = None) -> str:
@@ -81,6 +110,7 @@ class Trace:
 
     def close(self) -> None:
         if self._file is not None and not self._file.closed:
+            self._file.flush()
             self._file.close()
 
     def __enter__(self) -> Trace:

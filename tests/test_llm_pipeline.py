@@ -152,8 +152,8 @@ def test_unknown_citations_are_reasked_then_removed(tmp_path: Path) -> None:
     assert answer.bottom_line[0].evidence == []
     assert any("removed citations of evidence that does not exist: E0000000000" in n
                for n in answer.notes)
-    tools = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()
-             if '"kind": "tool"' in line]
+    tools = [e for e in map(json.loads, (tmp_path / "t.jsonl").read_text().splitlines())
+             if e["kind"] == "tool"]
     starts = [e for e in tools if e["phase"] == "start"]
     first_end = next(i for i, e in enumerate(tools) if e["phase"] == "end")
     assert len(starts) == 2 and first_end >= 2  # both calls of the turn started before either ended

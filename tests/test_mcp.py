@@ -97,7 +97,10 @@ def _ended(traces: Path) -> bool:
     if not files:
         return False
     lines = files[0].read_text().splitlines()
-    return bool(lines) and '"kind": "run", "phase": "end"' in lines[-1]
+    if not lines:
+        return False
+    last = json.loads(lines[-1])
+    return bool(last["kind"] == "run" and last["phase"] == "end")
 
 
 

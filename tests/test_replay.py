@@ -127,7 +127,8 @@ def test_foreign_and_future_files(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_crash_truncated_trace_replays_to_its_end(recorded: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     lines = _lines(recorded)
-    ends = [i for i, line in enumerate(lines) if '"kind": "task", "phase": "end"' in line]
+    events = [json.loads(line) for line in lines]
+    ends = [i for i, e in enumerate(events) if e["kind"] == "task" and e["phase"] == "end"]
     cut = ends[3]  # four tasks finished, the rest were in flight
     recorded.write_text("".join(lines[: cut + 1]) + lines[cut + 1][:40])
     code, out, err = run(capsys, "replay", str(recorded), "--json")
@@ -145,8 +146,8 @@ def test_divergence_is_reported_with_task_and_step(recorded: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     lines = _lines(recorded)
     i = next(i for i, line in enumerate(lines)
-             if '"kind": "tool", "phase": "start"' in line and '"task": "nccl-env"' in line
-             and "/etc/nccl.conf" in line)
+             if (e := json.loads(line))["kind"] == "tool" and e["phase"] == "start"
+             and e["task"] == "nccl-env" and "/etc/nccl.conf" in line)
     ev = json.loads(lines[i])
     ev["data"]["args"]["path"] = "/etc/other.conf"
     lines[i] = json.dumps(ev) + "\n"

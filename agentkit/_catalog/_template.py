@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,13 @@ def load_template(path: Path) -> TaskTemplate:
     return tpl
 
 
+@lru_cache(maxsize=32)
+def _load_dir(directory: str, files: tuple[tuple[str, int, int], ...]) -> list[TaskTemplate]:
+    """Parsed templates of one directory, cached while its files are unchanged (parsing the
+    YAML was the largest cost of a catalog investigation)."""
+    return [load_template(Path(directory) / name) for name, _, _ in files]
+
+
 def template_dirs(extra: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
     dirs = [bundled("tasks")]
     env = os.environ.get("AGENTKIT_TASKS_PATH", "")
@@ -118,9 +126,10 @@ def load_catalog(extra: Sequence[str | os.PathLike[str]] | None = None
     for d in template_dirs(extra):
         if not d.is_dir():
             raise TemplateError(f"task directory {d} does not exist")
-        for path in sorted(d.glob("*.y*ml")):
-            tpl = load_template(path)
-            catalog[tpl.name] = tpl
+        files = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                             for p in d.glob("*.y*ml")))
+        for tpl in _load_dir(str(d), files):
+            catalog[tpl.name] = tpl.model_copy(deep=True)
     for tpl in catalog.values():
         for c in tpl.companions:
             if c not in catalog:

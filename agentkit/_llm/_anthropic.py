@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from ._http import make_poster
 from ._limiter import RequestLimiter
 from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
 from ._retry import RetryPolicy, error_for_status
@@ -60,13 +61,10 @@ class AnthropicModel:
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
         self.limiter = limiter or RequestLimiter()
-        self._headers = {"anthropic-version": API_VERSION}
+        self._headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
         if api_key:
             self._headers["x-api-key"] = api_key
-        self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=256))
+        self.poster = make_poster(client, timeout_s)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         system, messages = _blocks(request.messages)
@@ -87,24 +85,19 @@ class AnthropicModel:
         return await self.retry.call(lambda: self._once(body))
 
     async def _once(self, body: dict[str, Any]) -> ModelResponse:
+        async with self.limiter.slot():
+            resp = await self.poster.post(self.url, json.dumps(body).encode(), self._headers)
+        if resp.status >= 400:
+            raise error_for_status(resp.status, resp.headers, resp.text)
         try:
-            async with self.limiter.slot():
-                resp = await self.client.post(self.url, json=body, headers=self._headers)
-        except httpx.TransportError as exc:
-            raise ModelError(f"cannot reach the model server at {self.url}: "
-                             f"{type(exc).__name__}: {exc}", retryable=True) from None
-        if resp.status_code >= 400:
-            raise error_for_status(resp)
-        try:
-            payload = resp.json()
+            payload = json.loads(resp.body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ModelError(f"model server sent a body that is not JSON: {exc}",
                              retryable=True) from None
         return parse_message(payload)
 
     async def aclose(self) -> None:
-        if self._own_client:
-            await self.client.aclose()
+        await self.poster.aclose()
 
 
 def parse_message(payload: Any) -> ModelResponse:

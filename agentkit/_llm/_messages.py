@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -36,6 +37,19 @@ class Message:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # Encodings of this message (wire formats, trace record), made once and reused on every
+    # later request of the conversation: the hot path must not re-serialize the history.
+    wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def encoded(self, key: str, encode: Callable[[Message], Any]) -> Any:
+        got = self.wire.get(key)
+        if got is None:
+            got = self.wire[key] = encode(self)
+        return got
+
+    def record(self) -> dict[str, Any]:
+        """The message as the trace records it."""
+        return self.encoded("record", _record)  # type: ignore[no-any-return, unused-ignore]
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -54,7 +68,24 @@ class Message:
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any] = field(hash=False)
+    wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def encoded(self, key: str, encode: Callable[[ToolSpec], Any]) -> Any:
+        got = self.wire.get(key)
+        if got is None:
+            got = self.wire[key] = encode(self)
+        return got
+
+
+def _record(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                             for c in m.tool_calls]
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
+    return out
 
 
 @dataclass

@@ -7,9 +7,28 @@ from typing import Any
 
 import httpx
 
+from ._http import make_poster
 from ._limiter import RequestLimiter
-from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
+from ._messages import (
+    Message,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TokenUsage,
+    ToolCallRequest,
+    ToolSpec,
+)
 from ._retry import RetryPolicy, error_for_status
+
+
+def _encode_message(m: Message) -> bytes:
+    return json.dumps(_message(m), ensure_ascii=False).encode()
+
+
+def _encode_tool(t: ToolSpec) -> bytes:
+    return json.dumps({"type": "function", "function": {
+        "name": t.name, "description": t.description, "parameters": t.parameters}},
+        ensure_ascii=False).encode()
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -39,50 +58,50 @@ class OpenAIChatModel:
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
         self.limiter = limiter or RequestLimiter()
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=256))
+        self._headers = {"content-type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._model_json = json.dumps(model).encode()
+        self._temperature_json = json.dumps(temperature).encode()
+        self.poster = make_poster(client, timeout_s)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [_message(m) for m in request.messages],
-            "temperature": self.temperature,
-        }
+        """The request body as a dict (for inspection; :meth:`encode` is what is sent)."""
+        return dict(json.loads(self.encode(request)))
+
+    def encode(self, request: ModelRequest) -> bytes:
+        """The JSON body, assembled from each message's and tool's cached encoding, so the
+        cost of a call does not grow with the length of the conversation's history."""
+        parts = [b'{"model":', self._model_json, b',"messages":[',
+                 b",".join(m.encoded("openai", _encode_message) for m in request.messages),
+                 b'],"temperature":', self._temperature_json]
         if request.tools:
-            body["tools"] = [{"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters}}
-                for t in request.tools]
-            body["tool_choice"] = request.tool_choice
+            parts += [b',"tools":[', b",".join(t.encoded("openai", _encode_tool)
+                                               for t in request.tools),
+                      b'],"tool_choice":', json.dumps(request.tool_choice).encode()]
         if request.max_tokens:
-            body["max_tokens"] = request.max_tokens
-        return body
+            parts += [b',"max_tokens":', str(int(request.max_tokens)).encode()]
+        parts.append(b"}")
+        return b"".join(parts)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.body(request)
+        body = self.encode(request)
         return await self.retry.call(lambda: self._once(body))
 
-    async def _once(self, body: dict[str, Any]) -> ModelResponse:
+    async def _once(self, body: bytes) -> ModelResponse:
+        async with self.limiter.slot():
+            resp = await self.poster.post(self.url, body, self._headers)
+        if resp.status >= 400:
+            raise error_for_status(resp.status, resp.headers, resp.text)
         try:
-            async with self.limiter.slot():
-                resp = await self.client.post(self.url, json=body, headers=self._headers)
-        except httpx.TransportError as exc:
-            raise ModelError(f"cannot reach the model server at {self.url}: "
-                             f"{type(exc).__name__}: {exc}", retryable=True) from None
-        if resp.status_code >= 400:
-            raise error_for_status(resp)
-        try:
-            payload = resp.json()
+            payload = json.loads(resp.body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ModelError(f"model server sent a body that is not JSON: {exc}",
                              retryable=True) from None
         return parse_response(payload)
 
     async def aclose(self) -> None:
-        if self._own_client:
-            await self.client.aclose()
+        await self.poster.aclose()
 
 
 def parse_response(payload: Any) -> ModelResponse:

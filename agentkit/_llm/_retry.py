@@ -50,11 +50,10 @@ def retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def error_for_status(resp: httpx.Response) -> ModelError:
-    body = resp.text[:300].replace("\n", " ")
-    return ModelError(f"model server answered HTTP {resp.status_code}: {body}",
-                      status=resp.status_code, retryable=resp.status_code in RETRY_STATUSES,
-                      retry_after=retry_after(resp.headers))
+def error_for_status(status: int, headers: httpx.Headers, text: str) -> ModelError:
+    body = text[:300].replace("\n", " ")
+    return ModelError(f"model server answered HTTP {status}: {body}", status=status,
+                      retryable=status in RETRY_STATUSES, retry_after=retry_after(headers))
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,21 @@ class RetryPolicy:
     max_wait_s: float = 30.0
 
     async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        # The common case is one attempt that works: keep tenacity off that hot path.
+        try:
+            return await fn()
+        except ModelError as exc:
+            if self.max_attempts <= 1 or not self._retryable(exc):
+                raise
+            first = exc
+        return await self._retrying(fn, first)
+
+    def _retryable(self, exc: BaseException) -> bool:
+        if not isinstance(exc, ModelError) or not exc.retryable:
+            return False
+        return exc.retry_after is None or exc.retry_after <= self.max_wait_s
+
+    async def _retrying(self, fn: Callable[[], Awaitable[T]], first: ModelError) -> T:
         jitter = wait_random_exponential(multiplier=self.base_wait_s, max=self.max_wait_s)
 
         def wait(state: RetryCallState) -> float:
@@ -73,15 +87,19 @@ class RetryPolicy:
                 return float(asked) + jitter(state) * 0.1
             return float(jitter(state))
 
-        def retryable(exc: BaseException) -> bool:
-            if not isinstance(exc, ModelError) or not exc.retryable:
-                return False
-            return exc.retry_after is None or exc.retry_after <= self.max_wait_s
+        async def again() -> T:
+            # the first attempt already failed with ``first``; replay that into tenacity
+            nonlocal first_pending
+            if first_pending:
+                first_pending = False
+                raise first
+            return await fn()
 
+        first_pending = True
         async for attempt in AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=wait,
-            retry=retry_if_exception(retryable), reraise=True,
+            retry=retry_if_exception(self._retryable), reraise=True,
         ):
             with attempt:
-                return await fn()
+                return await again()
         raise AssertionError("unreachable")  # pragma: no cover

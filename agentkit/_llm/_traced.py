@@ -15,19 +15,18 @@ from ._messages import Message, Model, ModelRequest, ModelResponse
 
 
 def message_json(m: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                             for c in m.tool_calls]
-    if m.tool_call_id:
-        out["tool_call_id"] = m.tool_call_id
-    return out
+    return m.record()
+
+
+def _canonical(m: Message) -> bytes:
+    return json.dumps(m.record(), sort_keys=True).encode()
 
 
 def request_hash(request: ModelRequest) -> str:
+    """A digest of the whole request; each message is encoded once per conversation."""
     h = hashlib.sha256()
     for m in request.messages:
-        h.update(json.dumps(message_json(m), sort_keys=True).encode())
+        h.update(m.encoded("canonical", _canonical))
     for t in request.tools:
         h.update(t.name.encode())
     return h.hexdigest()[:16]

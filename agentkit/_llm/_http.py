@@ -1,0 +1,105 @@
+"""How the model backends send a request: one small interface, two implementations.
+
+The default posts with aiohttp directly. Measured in benchmarks/ (docs/benchmarks.md):
+httpcore's pool scans every connection on each request, so with hundreds of concurrent
+subagents its CPU per call grows with the number of connections; and even over aiohttp's
+pool, httpx's request and response models cost more per call than everything else agentkit
+does. A caller who brings an ``httpx.AsyncClient`` still gets it used, through the same
+interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from ._messages import ModelError
+
+MAX_CONNECTIONS = 4096
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class Poster(Protocol):
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+class AiohttpPoster:
+    """POSTs over one aiohttp session, created lazily inside the running event loop."""
+
+    def __init__(self, timeout_s: float, connect_s: float = 10.0) -> None:
+        self.timeout_s = timeout_s
+        self.connect_s = connect_s
+        self._session: Any = None
+
+    def _open(self) -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_s,
+                                        sock_read=self.timeout_s)
+        self._session = aiohttp.ClientSession(connector=connector, timeout=timeout,
+                                              auto_decompress=True, cookie_jar=_NoCookies())
+        return self._session
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Reply:
+        import aiohttp
+
+        session = self._session or self._open()
+        try:
+            async with session.post(url, data=body, headers=headers) as resp:
+                data = await resp.read()
+                return Reply(resp.status, httpx.Headers(list(resp.headers.items())), data)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise ModelError(f"cannot reach the model server at {url}: "
+                             f"{type(exc).__name__}: {exc}", retryable=True) from None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class HttpxPoster:
+    """POSTs through a caller's ``httpx.AsyncClient`` (their transport, auth, proxies)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Reply:
+        try:
+            resp = await self.client.post(url, content=body, headers=headers)
+        except httpx.TransportError as exc:
+            raise ModelError(f"cannot reach the model server at {url}: "
+                             f"{type(exc).__name__}: {exc}", retryable=True) from None
+        return Reply(resp.status_code, resp.headers, resp.content)
+
+    async def aclose(self) -> None:  # the caller owns their client
+        return None
+
+
+class _NoCookies:
+    """A cookie jar that keeps nothing: model APIs do not use cookies, and per-response
+    cookie bookkeeping is pure overhead on the hot path."""
+
+    def __new__(cls) -> Any:
+        import aiohttp
+
+        return aiohttp.DummyCookieJar()
+
+
+def make_poster(client: httpx.AsyncClient | None, timeout_s: float) -> Poster:
+    return HttpxPoster(client) if client is not None else AiohttpPoster(timeout_s)
