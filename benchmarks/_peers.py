@@ -37,8 +37,13 @@ async def langgraph_run(url: str, n: int, k: int) -> dict[str, Any]:
 
 async def openai_agents_run(url: str, n: int, k: int) -> dict[str, Any]:
     import httpx
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
-    from agents import set_tracing_disabled
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)

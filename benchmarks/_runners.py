@@ -97,7 +97,7 @@ async def agentkit_run(url: str, n: int, k: int) -> dict[str, Any]:
 
 def warm_up(runner: str) -> None:
     if runner == "floor":
-        import aiohttp  # noqa: F401
+        import aiohttp
     elif runner == "httpx":
         import httpx  # noqa: F401
     elif runner in ("langgraph", "openai-agents", "pydantic-ai"):

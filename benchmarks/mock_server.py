@@ -79,7 +79,7 @@ class Handler(asyncio.Protocol):
                                  b"\r\n\r\n" + payload)
 
     def _handle(self, request_line: list[str], body: bytes) -> None:
-        method, path = request_line
+        _method, path = request_line
         if path == "/stats":
             self._send(json.dumps({"requests": Stats.requests, "peak": Stats.peak}).encode())
             return
