@@ -87,6 +87,8 @@ class RetryPolicy:
                 return float(asked) + jitter(state) * 0.1
             return float(jitter(state))
 
+        first_pending = True
+
         async def again() -> T:
             # the first attempt already failed with ``first``; replay that into tenacity
             nonlocal first_pending
@@ -95,7 +97,6 @@ class RetryPolicy:
                 raise first
             return await fn()
 
-        first_pending = True
         async for attempt in AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=wait,
             retry=retry_if_exception(self._retryable), reraise=True,
