@@ -222,6 +222,7 @@ class Orchestrator:
     async def _investigate(self, question: str, tasks: Sequence[str] | None,
                            limits: Limits) -> Answer:
         t0 = time.perf_counter()
+        self.cache = ToolCache()  # shared by this run's subagents only: the host moves on
         run = self.trace.start("run", data={
             "question": question, "root": self.host.root.path, "mode": self.mode,
             "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),

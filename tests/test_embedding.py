@@ -211,3 +211,24 @@ def test_example_mcp_client_runs() -> None:
     assert done.returncode == 0, done.stderr
     assert "tools: investigate, list_tasks, replay" in done.stdout
     assert "NCCL_PROTO=LL" in done.stdout and "progress 2/2" in done.stderr
+
+
+def test_tool_cache_is_shared_within_a_run_and_fresh_for_the_next(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "host"
+    shutil.copytree(EXAMPLES / "blackwell-kimi", root)
+    unit = root / "etc/systemd/system/vllm-kimi.service"
+
+    async def go() -> tuple[Any, int, Any]:
+        async with Orchestrator.from_env(root=root) as orch:
+            first = await orch.investigate("Is NCCL tuned? Would fp8 kv cache help?")
+            hits = orch.cache.hits
+            unit.write_text(unit.read_text().replace("NCCL_PROTO=LL", "NCCL_PROTO=Simple"))
+            second = await orch.investigate("Is NCCL tuned?")
+            return first, hits, second
+
+    first, hits, second = anyio.run(go)
+    assert hits > 0  # several tasks read the same unit and configs: each read ran once
+    assert "NCCL_PROTO=LL" in first.bottom_line[0].text
+    assert "NCCL_PROTO=Simple" in second.bottom_line[0].text  # not served from the old run

@@ -176,6 +176,13 @@ def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int,
                     sel.unregister(key.fileobj)
             if truncated:
                 break
+        if not timed_out and not truncated:
+            # Both pipes closed, but the leader may still be exiting: let it finish before
+            # the group kill, or a normal exit would read as killed (-9).
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True  # it closed its output but kept running
     finally:
         sel.close()
         _kill_group(proc)
