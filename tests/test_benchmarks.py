@@ -1,0 +1,34 @@
+"""The benchmarks run and report what they promise (their numbers are read by people, not
+asserted here: the machines are shared and noisy)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .conftest import REPO
+
+
+def test_quick_fanout_prints_one_json_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.fanout", "--quick"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1
+    got = json.loads(lines[0])
+    assert set(got) >= {"ratio_to_floor", "cpu_ms_per_call", "floor_cpu_ms_per_call"}
+    assert got["n"] == 128 and got["k"] == 3
+    assert got["ratio_to_floor"] > 0 and got["cpu_ms_per_call"] > 0
+
+
+def test_mock_server_scripts_tool_calls_then_the_answer() -> None:
+    from benchmarks.mock_server import _reply
+
+    first = json.loads(_reply(b'{"messages": []}', 3))
+    assert first["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "echo"
+    done = b'{"messages": [' + b'{"role":"tool"},' * 3 + b'], "submit_result"}'
+    last = json.loads(_reply(done, 3))["choices"][0]["message"]
+    assert last["tool_calls"][0]["function"]["name"] == "submit_result"
+    plain = json.loads(_reply(b'{"role": "tool"}' * 3, 3))["choices"][0]["message"]
+    assert plain["content"] == "done"
