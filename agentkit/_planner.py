@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._catalog._template import TaskTemplate
-from ._llm._messages import Message, Model, ModelRequest, ToolSpec
+from ._llm._messages import Message, Model, ToolSpec
 from ._prompts import render
+from ._submission import ask_for_submission
 from ._types import Budget, Plan, SubQuestion, TaskSpec
 
 
@@ -57,30 +58,13 @@ class LLMPlanner:
                                   max_tasks=self.max_tasks)),
             Message.user(render("planner_user.j2", question=question)),
         ]
-        problem = "no submit_plan call"
-        for step in range(1, self.max_repairs + 2):
-            resp = await self.model.complete(ModelRequest(
-                messages=list(messages), tools=[spec], task="plan", step=step, purpose="plan",
-                tool_choice="required"))
-            messages.append(Message("assistant", resp.text, tuple(resp.tool_calls)))
-            call = next((c for c in resp.tool_calls if c.name == "submit_plan"), None)
-            for other in resp.tool_calls:
-                if other is not call:
-                    messages.append(Message.tool(other, "error: only submit_plan is available"))
-            if call is None:
-                messages.append(Message.user("Call submit_plan with the tasks."))
-                continue
-            try:
-                plan = self._validate(question, call.parsed())
-            except (ValueError, ValidationError) as exc:
-                problem = str(exc)
-                messages.append(Message.tool(call, f"rejected: {problem}. Fix it and call "
-                                                   "submit_plan again."))
-                continue
-            messages.append(Message.tool(call, "accepted"))
-            return plan
-        raise PlanError(f"the model gave no valid plan after {self.max_repairs + 1} tries: "
-                        f"{problem}")
+        plan, problem = await ask_for_submission(
+            self.model, messages, spec, task="plan", purpose="plan", tries=self.max_repairs + 1,
+            judge=lambda raw: (self._validate(question, raw), ""))
+        if plan is None:
+            raise PlanError(f"the model gave no valid plan after {self.max_repairs + 1} tries: "
+                            f"{problem}")
+        return plan
 
     def _validate(self, question: str, raw: dict[str, Any]) -> Plan:
         sub = _PlanSubmission.model_validate(raw)

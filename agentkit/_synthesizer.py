@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._citations import evidence_index, finalize, unknown_ids
-from ._llm._messages import Message, Model, ModelRequest, ToolSpec
+from ._llm._messages import Message, Model, ToolSpec
 from ._prompts import render
+from ._submission import ask_for_submission
 from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
 
 
@@ -35,35 +36,18 @@ class LLMSynthesizer:
         messages = [Message.system(render("synth_system.j2")),
                     Message.user(render("synth_user.j2", question=question, results=results))]
         usage = Usage()
-        best: Answer | None = None
-        for step in range(1, self.max_repairs + 2):
-            resp = await self.model.complete(ModelRequest(
-                messages=list(messages), tools=[spec], task="synthesize", step=step,
-                purpose="synthesize", tool_choice="required"))
-            usage.llm_calls += 1
-            usage.input_tokens += resp.usage.input_tokens
-            usage.output_tokens += resp.usage.output_tokens
-            messages.append(Message("assistant", resp.text, tuple(resp.tool_calls)))
-            call = next((c for c in resp.tool_calls if c.name == "submit_answer"), None)
-            for other in resp.tool_calls:
-                if other is not call:
-                    messages.append(Message.tool(other, "error: only submit_answer is available"))
-            if call is None:
-                messages.append(Message.user("Call submit_answer with the answer."))
-                continue
-            try:
-                answer = self._answer(question, call.parsed(), results)
-            except (ValueError, ValidationError) as exc:
-                messages.append(Message.tool(call, f"rejected: {exc}"))
-                continue
-            best = answer
+
+        def judge(raw: dict[str, Any]) -> tuple[Answer | None, str]:
+            answer = self._answer(question, raw, results)
             bad = unknown_ids(answer, index)
             if not bad:
-                messages.append(Message.tool(call, "accepted"))
-                break
-            messages.append(Message.tool(call, (
-                f"rejected: these evidence ids do not exist: {', '.join(bad)}. Valid ids: "
-                f"{', '.join(sorted(index))}. Cite only those and submit again.")))
+                return answer, ""
+            return answer, (f"these evidence ids do not exist: {', '.join(bad)}. Valid ids: "
+                            f"{', '.join(sorted(index))}; cite only those")
+
+        best, _ = await ask_for_submission(
+            self.model, messages, spec, task="synthesize", purpose="synthesize",
+            tries=self.max_repairs + 1, judge=judge, usage=usage)
         if best is None:
             best = self._fallback(question, results)
         best.usage = usage

@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
-from ._http import make_poster
+from ._http import make_poster, post_json
 from ._limiter import RequestLimiter
 from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
-from ._retry import RetryPolicy, error_for_status
+from ._retry import RetryPolicy
 
 API_VERSION = "2023-06-01"
 
@@ -81,19 +81,11 @@ class AnthropicModel:
         return body
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.body(request)
+        body = json.dumps(self.body(request)).encode()
         return await self.retry.call(lambda: self._once(body))
 
-    async def _once(self, body: dict[str, Any]) -> ModelResponse:
-        async with self.limiter.slot():
-            resp = await self.poster.post(self.url, json.dumps(body).encode(), self._headers)
-        if resp.status >= 400:
-            raise error_for_status(resp.status, resp.headers, resp.text)
-        try:
-            payload = json.loads(resp.body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ModelError(f"model server sent a body that is not JSON: {exc}",
-                             retryable=True) from None
+    async def _once(self, body: bytes) -> ModelResponse:
+        payload = await post_json(self.poster, self.limiter, self.url, body, self._headers)
         return parse_message(payload)
 
     async def aclose(self) -> None:

@@ -10,12 +10,15 @@ interface.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
+from ._limiter import RequestLimiter
 from ._messages import ModelError
+from ._retry import error_for_status
 
 MAX_CONNECTIONS = 4096
 
@@ -99,6 +102,21 @@ class _NoCookies:
         import aiohttp
 
         return aiohttp.DummyCookieJar()
+
+
+async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: bytes,
+                    headers: dict[str, str]) -> Any:
+    """One attempt: within the shared budget, POST, and return the decoded JSON body, or
+    raise a :class:`ModelError` that says whether retrying could help."""
+    async with limiter.slot():
+        resp = await poster.post(url, body, headers)
+    if resp.status >= 400:
+        raise error_for_status(resp.status, resp.headers, resp.text)
+    try:
+        return json.loads(resp.body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelError(f"model server sent a body that is not JSON: {exc}",
+                         retryable=True) from None
 
 
 def make_poster(client: httpx.AsyncClient | None, timeout_s: float) -> Poster:

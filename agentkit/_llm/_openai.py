@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from ._http import make_poster
+from ._http import make_poster, post_json
 from ._limiter import RequestLimiter
 from ._messages import (
     Message,
@@ -18,7 +18,7 @@ from ._messages import (
     ToolCallRequest,
     ToolSpec,
 )
-from ._retry import RetryPolicy, error_for_status
+from ._retry import RetryPolicy
 
 
 def _encode_message(m: Message) -> bytes:
@@ -89,15 +89,7 @@ class OpenAIChatModel:
         return await self.retry.call(lambda: self._once(body))
 
     async def _once(self, body: bytes) -> ModelResponse:
-        async with self.limiter.slot():
-            resp = await self.poster.post(self.url, body, self._headers)
-        if resp.status >= 400:
-            raise error_for_status(resp.status, resp.headers, resp.text)
-        try:
-            payload = json.loads(resp.body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ModelError(f"model server sent a body that is not JSON: {exc}",
-                             retryable=True) from None
+        payload = await post_json(self.poster, self.limiter, self.url, body, self._headers)
         return parse_response(payload)
 
     async def aclose(self) -> None:
