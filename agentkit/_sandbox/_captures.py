@@ -51,16 +51,23 @@ class SnapshotError(Exception):
 def load_manifest(root: Root) -> Manifest | None:
     """The root's manifest, or None when the root is not a snapshot."""
     path = os.path.join(root.path, MANIFEST)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return None
+    # Through the path guard like any file (a manifest that is a link out of the root, a FIFO
+    # or a device is refused), and errors never echo the content: it may not be a manifest.
     try:
-        with open(path, encoding="utf-8") as f:
-            return Manifest.model_validate(json.load(f))
-    except (OSError, ValueError, ValidationError) as exc:
-        raise SnapshotError(
-            f"{path} is not a valid snapshot manifest: {exc}. Recreate it with "
-            "`agentkit snapshot`, or remove it to treat the directory as plain files."
-        ) from None
+        data, size, _ = read_bytes(Root(root.path), "/" + MANIFEST, _MAX_CAPTURE)
+        if size > len(data):
+            raise ValueError(f"larger than {_MAX_CAPTURE} bytes")
+        return Manifest.model_validate(json.loads(data))
+    except ValidationError as exc:
+        where = "; ".join(".".join(str(p) for p in e["loc"]) or "(top)" for e in exc.errors())
+        problem = f"{exc.error_count()} invalid field(s): {where}"
+    except (OSError, ValueError, PathRefused) as exc:
+        problem = str(exc) if isinstance(exc, PathRefused) else type(exc).__name__
+    raise SnapshotError(
+        f"{path} is not a valid snapshot manifest ({problem}). Recreate it with "
+        "`agentkit snapshot`, or remove it to treat the directory as plain files.")
 
 
 def read_capture(root: Root, rel: str) -> str:

@@ -21,9 +21,10 @@ import anyio.to_thread
 from pydantic import Field
 
 from .._tool import ToolContext, ToolError, ToolOutput, tool
+from . import _git
 from ._captures import SnapshotError, find_command, read_capture
-from ._paths import PathRefused, check_policy, normalize
-from ._programs import Refused, check
+from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
+from ._programs import Checked, Refused, check
 from ._redact import redact
 
 _STDERR_LIMIT = 16 * 1024
@@ -83,6 +84,11 @@ async def run_command(
         return _captured(ctx, argv)
     for p in checked.paths:
         _police(ctx, p)
+    if checked.git_repo is not None:
+        try:
+            checked = _vetted_git(ctx, checked)
+        except Refused as exc:
+            raise ToolError(f"refused: {exc}") from None
     exe = trusted_binary(checked.argv[0], ctx.host.trusted_bin_dirs)
     env = {**_BASE_ENV, **checked.env}
     timeout = min(timeout_s, ctx.host.command_timeout_s)
@@ -104,6 +110,40 @@ def _police(ctx: ToolContext, operand: str) -> None:
         check_policy(ctx.host.root, real)
     except PathRefused as exc:
         raise ToolError(f"refused: {exc}") from None
+
+
+def _vetted_git(ctx: ToolContext, checked: Checked) -> Checked:
+    """git with its repository vetted (see _git.py) and named explicitly to git."""
+    assert checked.git_repo is not None
+    root = ctx.host.root
+    repo = normalize(checked.git_repo if checked.git_repo.startswith("/")
+                     else "/" + checked.git_repo)
+    git_dir = repo.rstrip("/") + "/.git"
+
+    def entries(host_dir: str) -> list[tuple[str, str]]:
+        try:
+            return list_entries(root, host_dir)
+        except PathRefused as exc:
+            raise Refused(f"{repo} is not a git repository with a plain .git directory "
+                          f"({exc})") from None
+
+    def read(host_path: str) -> str | None:
+        # Absent means absent; anything present but unreadable (a link out, a FIFO, too
+        # big) is refused rather than taken as absent, since git would still read it.
+        if not os.path.lexists(os.path.join(root.path, host_path.lstrip("/"))):
+            return None
+        try:
+            data, size, _ = read_bytes(root, host_path, ctx.host.read_limit)
+        except PathRefused as exc:
+            raise Refused(f"cannot vet {host_path}: {exc}") from None
+        if size > len(data):
+            raise Refused(f"{host_path} is too large to vet")
+        return data.decode("utf-8", errors="replace")
+
+    _git.vet_repository(git_dir, entries, read)
+    real = os.path.realpath(os.path.join(root.path, repo.lstrip("/")))
+    argv, env = _git.command(real, os.path.join(real, ".git"), checked.argv[1:])
+    return Checked(argv, paths=checked.paths, env=env)
 
 
 def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
@@ -185,7 +225,7 @@ def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int,
                 timed_out = True  # it closed its output but kept running
     finally:
         sel.close()
-        _kill_group(proc)
+        _kill_group(proc)  # always: backgrounded children die with the group
     code = proc.wait()
     dec = (bytes(bufs[proc.stdout.fileno()]).decode("utf-8", "replace"),
            bytes(bufs[proc.stderr.fileno()]).decode("utf-8", "replace"))

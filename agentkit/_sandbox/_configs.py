@@ -23,6 +23,10 @@ from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
 _MAX_ENTRIES = 5000
 _MAX_YAML_ALIASES = 100
+_MAX_DEPTH = 64
+# Aliases share nodes, so a few dozen of them can stand for a billion leaves: walking the
+# composed graph stops after this many nodes.
+_MAX_YAML_NODES = 200_000
 _UNIT_SUFFIXES = (".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice")
 
 
@@ -45,32 +49,50 @@ def detect_format(path: str) -> str:
                     "json, yaml, toml, ini, systemd, dotenv")
 
 
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
     """Leaf entries of nested data; lists of scalars stay whole."""
+    if depth > _MAX_DEPTH:
+        raise ToolError(f"nested deeper than {_MAX_DEPTH} levels; refusing to parse")
     if isinstance(value, dict):
         out: list[tuple[str, Any]] = []
         for k, v in value.items():
-            out.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+            out.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k), depth + 1))
         return out
     if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
         out = []
         for i, v in enumerate(value):
-            out.extend(flatten(v, f"{prefix}[{i}]"))
+            out.extend(flatten(v, f"{prefix}[{i}]", depth + 1))
         return out
     return [(prefix, value)]
 
 
 def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
-    aliases = sum(1 for ev in yaml.parse(text) if isinstance(ev, yaml.AliasEvent))
+    # One event pass first: the composer and constructor recurse, so depth and alias count
+    # are checked before either runs.
+    aliases = depth = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(ev, yaml.AliasEvent):
+            aliases += 1
+        elif isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > _MAX_DEPTH:
+                raise ToolError(f"YAML nested deeper than {_MAX_DEPTH} levels; refusing to parse")
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
     if aliases > _MAX_YAML_ALIASES:
         raise ToolError(f"YAML has {aliases} aliases (limit {_MAX_YAML_ALIASES}): refusing a "
                         "possible alias bomb")
-    data = yaml.safe_load(text)
     lines: dict[str, int] = {}
+    visited = 0
 
     def walk(node: yaml.Node, path: str, depth: int) -> None:
-        if depth > 64:
-            raise ToolError("YAML nested deeper than 64 levels")
+        nonlocal visited
+        visited += 1
+        if visited > _MAX_YAML_NODES:
+            raise ToolError(f"YAML expands to more than {_MAX_YAML_NODES} nodes through "
+                            "aliases: refusing a possible alias bomb")
+        if depth > _MAX_DEPTH:
+            raise ToolError(f"YAML nested deeper than {_MAX_DEPTH} levels")
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 sub = f"{path}.{k.value}" if path else str(k.value)
@@ -81,10 +103,10 @@ def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
                 lines.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
                 walk(v, f"{path}[{i}]", depth + 1)
 
-    root = yaml.compose(text)
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
         walk(root, "", 0)
-    return data, lines
+    return yaml.safe_load(text), lines
 
 
 def _key_lines(text: str, pattern: str) -> dict[str, int]:
@@ -126,6 +148,10 @@ def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
         raise ToolError(f"{path}: malformed TOML: {exc}") from None
     except configparser.Error as exc:
         raise ToolError(f"{path}: malformed INI: {exc}") from None
+    except RecursionError:
+        raise ToolError(f"{path}: nested too deeply to parse as {fmt}") from None
+    except ValueError as exc:  # e.g. an integer literal past Python's digit limit
+        raise ToolError(f"{path}: cannot parse as {fmt}: {type(exc).__name__}") from None
     raise ToolError(f"unknown format {fmt}")
 
 

@@ -34,6 +34,13 @@ _DENIED_GLOBS = (
     "*/.docker/config.json",
     "*/.kube/config",
     "*/.pgpass",
+    "*/.config/gcloud/*",
+    "*/.azure/*",
+    "*/huggingface/stored_tokens",
+    "*/stored_tokens",
+    "*/token",  # $HF_HOME/token wherever HF_HOME points; serviceaccount/token
+    "/run/secrets/*",
+    "/var/run/secrets/*",
     "/etc/shadow",
     "/etc/gshadow",
     "/etc/ssh/ssh_host_*",
@@ -68,6 +75,10 @@ def normalize(host_path: str) -> str:
         raise PathRefused("path contains a NUL byte")
     if not host_path:
         raise PathRefused("empty path")
+    try:
+        host_path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise PathRefused("path is not valid UTF-8") from None
     parts: list[str] = []
     for comp in host_path.split("/"):
         if comp in ("", "."):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import _git as _gitrules
 from ._rules import SPECS, Refused, check_simple
 
 
@@ -16,6 +17,7 @@ class Checked:
     argv: list[str]
     paths: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    git_repo: str | None = None  # git only: the repository directory to vet and run in
 
 
 def _only(program: str, args: list[str], allowed: re.Pattern[str]) -> None:
@@ -44,44 +46,77 @@ def _nvidia_smi(args: list[str]) -> Checked:
 
 _SYSTEMCTL_SUB = {"show", "cat", "status", "list-units", "list-unit-files", "is-active",
                   "is-enabled", "is-failed", "get-default", "list-dependencies"}
-_SYSTEMCTL_ARG = re.compile(
-    r"--no-pager|--all|-a|--full|-l|--plain|--no-legend|--value|"
-    r"--property=[\w,]+|-p|--type=[\w,]+|--state=[\w,]+|-n|--lines=\d+|\d+|"
-    r"[\w@.:\\-]+\.(service|socket|target|timer|mount|slice|path)|[\w@.*:-]+"
+# Exact options: -H/--host (ssh to another machine), -M, --root, --image and friends must not
+# slip in as "a word that looks like a unit".
+_SYSTEMCTL_OPT = re.compile(
+    r"--no-pager|--all|-a|--full|-l|--plain|--no-legend|--value|--property=[\w,]+|"
+    r"--type=[\w,]+|--state=[\w,]+|--lines=\d+"
 )
+_SYSTEMCTL_VALUED = {"-p": re.compile(r"[\w,]+"), "-n": re.compile(r"\d+")}
+_UNIT_WORD = re.compile(r"[\w@.*:\\][\w@.*:\\-]*")
 
 
 def _systemctl(args: list[str]) -> Checked:
-    subs = [a for a in args if not a.startswith("-")]
-    if not subs or subs[0] not in _SYSTEMCTL_SUB:
+    words = _tokens("systemctl", args, _SYSTEMCTL_OPT, _SYSTEMCTL_VALUED, _UNIT_WORD)
+    if not words or words[0] not in _SYSTEMCTL_SUB:
         raise Refused(f"systemctl needs one of: {', '.join(sorted(_SYSTEMCTL_SUB))}")
-    _only("systemctl", args, _SYSTEMCTL_ARG)
     return Checked(["systemctl", "--no-pager", *args],
                    env={"SYSTEMD_PAGER": "cat", "SYSTEMD_COLORS": "0"})
 
 
-_JOURNAL_ARG = re.compile(
-    r"-u|--unit=[\w@.:-]+|[\w@.:-]+|-n|--lines=\d+|\d+|--no-pager|-b|--boot(=-?\d+)?|-?\d+|"
-    r"--since=[\w :.+-]+|--until=[\w :.+-]+|-p|--priority=\w+|[0-7]|-o|"
-    r"--output=(short|short-iso|short-precise|cat|json)|short|short-iso|short-precise|cat|json|"
-    r"-g|--grep=.{1,200}|-k|--dmesg|--utc|-q|--quiet|--no-hostname|-r|--reverse"
+_JOURNAL_OPT = re.compile(
+    r"--unit=[\w@.:-]+|--lines=\d+|--no-pager|-b|--boot(=-?\d+)?|--since=[\w :.+-]+|"
+    r"--until=[\w :.+-]+|--priority=\w+|--output=(short|short-iso|short-precise|cat|json)|"
+    r"--grep=.{1,200}|-k|--dmesg|--utc|-q|--quiet|--no-hostname|-r|--reverse|-a|--all|"
+    r"--no-full|-x|--catalog"
 )
+_JOURNAL_VALUED = {
+    "-u": re.compile(r"[\w@.:][\w@.:-]*"), "-n": re.compile(r"\d+"),
+    "-p": re.compile(r"[0-7]|emerg|alert|crit|err|warning|notice|info|debug"),
+    "-o": re.compile(r"short|short-iso|short-precise|cat|json"),
+    "-g": re.compile(r".{1,200}"), "-S": re.compile(r"[\w :.+-]+"),
+    "-U": re.compile(r"[\w :.+-]+"), "--since": re.compile(r"[\w :.+-]+"),
+    "--until": re.compile(r"[\w :.+-]+"),
+}
 
 
 def _journalctl(args: list[str]) -> Checked:
-    # No -f (never ends), --vacuum-*/--rotate/--flush/--sync (write), -D/--file (other logs).
-    _only("journalctl", args, _JOURNAL_ARG)
+    # No -f (never ends), --vacuum-*/--rotate/--flush/--sync/--setup-keys/--cursor-file
+    # (write), -D/--file/--root/-M (other logs or machines): exact options only, no operands.
+    _tokens("journalctl", args, _JOURNAL_OPT, _JOURNAL_VALUED, None)
     return Checked(["journalctl", "--no-pager", *args], env={"SYSTEMD_PAGER": "cat"})
 
 
-_GREP_FLAGS = re.compile(r"-[nirRlLcEFwvhHosqx]+|--include=.+|--exclude=.+|--exclude-dir=.+|"
+def _tokens(program: str, args: list[str], options: re.Pattern[str],
+            valued: dict[str, re.Pattern[str]], word: re.Pattern[str] | None) -> list[str]:
+    """Walk argv: exact options, valued options with a checked value, plain words."""
+    words: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a in valued:
+            if i >= len(args) or not valued[a].fullmatch(args[i]):
+                raise Refused(f"{program} {a} needs a valid value")
+            i += 1
+        elif a.startswith("-"):
+            if not options.fullmatch(a):
+                raise Refused(f"{program}: option {a!r} is not allowed")
+        elif word is not None and word.fullmatch(a):
+            words.append(a)
+        else:
+            raise Refused(f"{program}: argument {a!r} is not allowed")
+    return words
+
+
+_GREP_FLAGS = re.compile(r"-[nirlLcEFwvhHosqx]+|--include=.+|--exclude=.+|--exclude-dir=.+|"
                          r"--color=never|-[mABC]\d+")
 _GREP_VALUED = {"-m", "-A", "-B", "-C", "-e", "--max-count", "--regexp"}
 
 
 def _grep(args: list[str]) -> Checked:
     operands: list[str] = []
-    pattern_given = False
+    pattern_given = recursive = False
     i = 0
     while i < len(args):
         a = args[i]
@@ -92,13 +127,18 @@ def _grep(args: list[str]) -> Checked:
             pattern_given |= a in ("-e", "--regexp")
             i += 1
         elif a.startswith("-") and a != "-":
+            if re.fullmatch(r"-[A-Za-z]*R[A-Za-z]*|--dereference-recursive", a):
+                raise Refused("grep -R follows symlinks out of the allowed paths; use -r")
             if not _GREP_FLAGS.fullmatch(a):
                 raise Refused(f"grep: option {a!r} is not allowed")
+            recursive |= "r" in a and not a.startswith("--")
         else:
             operands.append(a)
     paths = operands if pattern_given else operands[1:]
     if not pattern_given and not operands:
         raise Refused("grep needs a pattern")
+    if recursive and not paths:
+        paths = ["."]  # grep -r without a file searches the working directory: the root
     return Checked(["grep", *args], paths=paths)
 
 
@@ -133,25 +173,11 @@ def _find(args: list[str]) -> Checked:
     return Checked(["find", *args], paths=paths or ["."])
 
 
-_GIT_SUB = {"log", "show", "rev-parse", "ls-files", "branch", "tag", "describe", "shortlog"}
-_GIT_SAFE = ["--no-pager", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
-             "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
-             "-c", "core.sshCommand=false"]
-_GIT_FORBIDDEN = re.compile(r"-c|--config-env.*|--exec-path.*|--upload-pack.*|--receive-pack.*|"
-                            r"-u|--output.*|-o|--ext-diff|--textconv|--git-dir.*|--work-tree.*|"
-                            r"--namespace.*|--super-prefix.*|-C|--paginate|--open-files-in-pager.*")
-
-
 def _git(args: list[str]) -> Checked:
-    if not args or args[0] not in _GIT_SUB:
-        raise Refused(f"git: only these subcommands run: {', '.join(sorted(_GIT_SUB))}")
-    for a in args[1:]:
-        if _GIT_FORBIDDEN.fullmatch(a):
-            raise Refused(f"git: option {a!r} is not allowed")
-    extra = ["--no-ext-diff", "--no-textconv"] if args[0] in ("log", "show") else []
-    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_OPTIONAL_LOCKS": "0",
-           "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
-    return Checked(["git", *_GIT_SAFE, args[0], *extra, *args[1:]], env=env)
+    # The repository (``-C DIR``, else the root) is policed as a path and vetted by
+    # run_command before git starts; see _git.py.
+    repo, rest = _gitrules.check_args(args)
+    return Checked(["git", *rest], paths=[repo], git_repo=repo)
 
 
 _COMPLEX = {"nvidia-smi": _nvidia_smi, "systemctl": _systemctl, "journalctl": _journalctl,

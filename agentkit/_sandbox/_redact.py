@@ -9,6 +9,7 @@ AWS's documented ``…EXAMPLE`` keys) stay readable.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("private-key", re.compile(
@@ -25,9 +26,10 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("stripe-key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("url-credentials", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    ("url-credentials", re.compile(r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)")),
     ("auth-header", re.compile(
-        r"(?i)(?<=authorization:)\s*(?:bearer|basic|token|digest)?\s*[A-Za-z0-9._~+/=\-]{8,}")),
+        r"(?i)(?<=authorization)([\"']?\s*[:=]\s*[\"']?)"
+        r"(?:(?:bearer|basic|token|digest)\s+)?[A-Za-z0-9._~+/=\-]{8,}")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=\-]{12,}")),
 ]
 
@@ -38,24 +40,38 @@ _SECRET_KEY = (
     r"access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|session[_\-]?key|"
     r"client[_\-]?secret|secret[_\-]?key)(?![A-Za-z0-9_]))"
 )
-# KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced.
+# KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced. An
+# unquoted value after `=` runs to whitespace (env files), after `:` to the next , ; } ]
+# (JSON, YAML); inside a quoted "KEY=value" word, to the closing quote (systemd).
 _ASSIGN = re.compile(
     rf"""(?ix)
-    (?P<key>["']?{_SECRET_KEY}["']?)
-    (?P<sep>\s*[:=]\s*)
-    (?P<q>["']?)
-    (?P<val>(?(q)[^"'\n]*|[^\s"',;}}\]]*))
+    (?<![A-Za-z0-9_.\-])  # start at a word's start: keeps matching linear on long lines
+    (?P<key>(?P<kq>["'])?{_SECRET_KEY}["']?)
+    (?P<sep>\s*(?:(?P<eq>=)|:)\s*)
+    (?P<q>["'])?
+    (?P<val>(?(q)[^"'\n]*|(?(eq)(?(kq)[^"'\n]*|[^\s"']*)|(?![{{\[])[^\s"',;}}\]]*)))
     """
 )
+# `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
+_CLI_FLAG = re.compile(
+    rf"(?ix)(?P<key>(?<![\w-])--?{_SECRET_KEY})(?P<sep>\s+)(?P<q>[\"'])?"
+    r"(?P<val>(?(q)[^\"'\n]*|(?!-)\S+))"
+)
+# ~/.netrc lines: `machine HOST login USER password SECRET`.
+_NETRC = re.compile(r"(?im)^(?=[^\n]*\b(?:machine|login)\s)([^\n]*?\bpassword\s+)\S+")
+_JOIN = "\ue000"  # a private-use character standing for a backslash-newline
 # A benign value that only looks secret: placeholders, booleans, references, paths.
 _BENIGN_VALUE = re.compile(
     r"(?i)^(?:|true|false|yes|no|none|null|[\d.]+|\*+|<[^>]*>|\[[A-Z_]+\]|"
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
-    r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-]*EXAMPLE[A-Za-z0-9_\-]*|/[^\s]*)$"
+    r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-/+]*EXAMPLE[A-Za-z0-9_\-/+]*|/[^\s]*)$"
 )
-# Kubernetes Secret manifests carry base64 values under data:/stringData:.
-_K8S_SECRET = re.compile(r"(?m)^kind:\s*Secret\s*$")
-_K8S_DATA_LINE = re.compile(r"(?m)^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
+# Kubernetes Secret manifests carry base64 values under data:/stringData:. Lines may carry a
+# `grep -rn` prefix (/path:12:) in command output.
+_PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?"
+_K8S_SECRET = re.compile(rf"(?m)^{_PREFIX}kind:\s*Secret\s*$")
+_K8S_LINE = re.compile(rf"^({_PREFIX})(.*)$", re.S)
+_K8S_DATA_LINE = re.compile(r"^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
 
 
 def redact(text: str) -> str:
@@ -67,35 +83,70 @@ def redact(text: str) -> str:
     if not text:
         return text
     for kind, pattern in _FORMATS:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
+        text = pattern.sub(_format_sub(kind), text)
+    text = _CLI_FLAG.sub(_assignment, text)
+    text = _NETRC.sub(r"\1[REDACTED:secret]", text)
+    # A value continued on the next line (systemd's trailing backslash) is one value: join
+    # the lines for matching, and put the line breaks back so line numbers still hold.
+    text = text.replace("\\\n", _JOIN)
     text = _ASSIGN.sub(_assignment, text)
+    text = text.replace(_JOIN, "\\\n")
     if _K8S_SECRET.search(text):
         text = _redact_k8s(text)
     return text
 
 
+def _format_sub(kind: str) -> Callable[[re.Match[str]], str]:
+    # A pattern's first group, when it has one, is context to keep (`Authorization: `).
+    # Line breaks inside a match (a PEM block) are kept so that line numbers still hold.
+    return lambda m: ((m.group(1) or "" if m.re.groups else "") + f"[REDACTED:{kind}]"
+                      + "\n" * m.group(0).count("\n"))
+
+
 def _assignment(m: re.Match[str]) -> str:
     val = m.group("val")
-    if _BENIGN_VALUE.match(val):
+    if _BENIGN_VALUE.match(val.replace(_JOIN, "")):
         return m.group(0)
-    return f"{m.group('key')}{m.group('sep')}{m.group('q')}[REDACTED:secret]"
+    # Keep the joined line breaks so the text keeps its line count.
+    return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
+            + "\\\n" * val.count(_JOIN))
 
 
 def _redact_k8s(text: str) -> str:
     out: list[str] = []
     in_data = False
     for line in text.split("\n"):
-        stripped = line.strip()
-        if re.match(r"^(data|stringData):\s*$", line):
+        m = _K8S_LINE.match(line)
+        prefix, body = (m.group(1), m.group(2)) if m else ("", line)
+        if re.match(r"^(data|stringData):\s*$", body):
             in_data = True
-        elif line and not line[0].isspace():
+        elif body and not body[0].isspace():
             in_data = False
-        elif in_data and stripped and not stripped.startswith("#"):
-            line = _K8S_DATA_LINE.sub(r"\1[REDACTED:k8s-secret]", line)
-        out.append(line)
+        elif in_data and body.strip() and not body.strip().startswith("#"):
+            body = _K8S_DATA_LINE.sub(r"\1[REDACTED:k8s-secret]", body)
+        out.append(prefix + body)
     return "\n".join(out)
 
 
 def is_secret_env(name: str) -> bool:
     """Whether an environment variable's *name* says it holds a secret."""
     return re.fullmatch(_SECRET_KEY, name, re.I) is not None or name.upper().endswith("_KEY")
+
+
+_DOTENV_LINE = re.compile(
+    r"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*=\s*[\"']?)([^\s\"'#]+)")
+
+
+def redact_env_file(text: str) -> str:
+    """A ``.env`` file is a secret store whatever its keys are called: besides :func:`redact`,
+    every value that looks like a credential (16+ characters mixing letters and digits, not a
+    path, URL or placeholder) is replaced."""
+
+    def sub(m: re.Match[str]) -> str:
+        val = m.group(2)
+        looks_secret = (len(val) >= 16 and re.search(r"[A-Za-z]", val) is not None
+                        and re.search(r"\d", val) is not None and "://" not in val
+                        and not _BENIGN_VALUE.match(val))
+        return m.group(1) + "[REDACTED:env-file]" if looks_secret else m.group(0)
+
+    return _DOTENV_LINE.sub(sub, redact(text))

@@ -34,6 +34,8 @@ class Spec:
     first_operand_is_data: bool = False
     check_operand: Callable[[str], None] | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Without operands the program works on its working directory (the root): police that.
+    default_operand: str | None = None
 
 
 def _fs(*items: str) -> frozenset[str]:
@@ -61,7 +63,8 @@ SPECS: dict[str, Spec] = {
     "head": Spec(valued=_fs("-n", "-c", "--lines", "--bytes"), flags=_fs("-q", "-v")),
     "tail": Spec(valued=_fs("-n", "-c", "--lines", "--bytes"), flags=_fs("-q", "-v")),
     "wc": Spec(flags=_fs("-l", "-c", "-w", "-m", "-L"), letters="lcwmL"),
-    "ls": Spec(flags=_fs("--color=never", "--full-time"), letters="laAhR1dtSrFin"),
+    "ls": Spec(flags=_fs("--color=never", "--full-time"), letters="laAhR1dtSrFin",
+               default_operand="."),
     "stat": Spec(flags=_fs("-L", "-t", "--terse"), valued=_fs("-c", "--format")),
     "file": Spec(flags=_fs("-b", "-i", "-L", "--mime-type", "--brief"), letters="biL"),
     "sha256sum": Spec(flags=_fs("-b", "-t")),
@@ -86,7 +89,7 @@ SPECS: dict[str, Spec] = {
     "nvcc": Spec(flags=_fs("--version", "-V"), paths=False, max_operands=0),
     "ldconfig": Spec(flags=_fs("-p", "--print-cache"), paths=False, max_operands=0),
     "date": Spec(flags=_fs("-u", "-R", "--utc", "--iso-8601", "--iso-8601=seconds"),
-                 paths=False, max_operands=1, first_operand_is_data=True,
+                 paths=False, max_operands=0, first_operand_is_data=True,
                  check_operand=_date_operand),
     "ps": Spec(letters="efwlyH", valued=_fs("-o", "-p", "-C", "--pid"), paths=False,
                max_operands=0),
@@ -140,6 +143,8 @@ def check_simple(program: str, args: list[str]) -> list[str]:
         operands = operands[1:]
     if len(operands) > spec.max_operands:
         raise Refused(f"{program} takes at most {spec.max_operands} operands here")
+    if spec.paths and not operands and spec.default_operand:
+        operands = [spec.default_operand]
     return operands if spec.paths else []
 
 

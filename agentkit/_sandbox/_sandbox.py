@@ -22,6 +22,7 @@ from ._commands import run_command
 from ._configs import parse_config
 from ._files import glob, grep, list_dir, read_file
 from ._gpu import gpu_info
+from ._redact import redact
 
 BUILTIN_TOOLS: dict[str, Tool] = {
     t.name: t for t in (read_file, list_dir, glob, grep, run_command, parse_config, gpu_info)
@@ -160,11 +161,23 @@ class Sandbox:
             else:
                 out, cached = await run(), False
         except ToolError as exc:
-            return ToolCall(name, args, ok=False, error=str(exc))
+            return ToolCall(name, args, ok=False, error=redact(str(exc)))
         except RunAborted:
             raise
         except Exception as exc:  # a tool bug must not take the subagent down
             return ToolCall(name, args, ok=False,
-                            error=f"internal error in {name}: {type(exc).__name__}: {exc}")
-        return ToolCall(name, args, ok=True, data=out.data, evidence=list(out.evidence),
-                        cached=cached)
+                            error=redact(f"internal error in {name}: {type(exc).__name__}: {exc}"))
+        return ToolCall(name, args, ok=True, data=_scrub(out.data),
+                        evidence=list(out.evidence), cached=cached)
+
+
+def _scrub(value: Any) -> Any:
+    """Redact every string in a tool's data: the built-in tools already redact what they read,
+    this is the net under them and under tools added with ``@tool``."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value

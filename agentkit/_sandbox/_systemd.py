@@ -84,7 +84,7 @@ def parse_unit_text(text: str, source: str) -> list[Assignment]:
             comment = []
             continue
         if "=" not in line:
-            raise UnitSyntaxError(source, start + 1, f"expected Key=Value, got {line!r}")
+            raise UnitSyntaxError(source, start + 1, f"expected Key=Value, got {line[:120]!r}")
         key, _, value = line.partition("=")
         out.append(Assignment(section, key.strip(), value.strip(), source, start + 1, raw,
                               " ".join(comment)))
@@ -117,7 +117,7 @@ def parse_dotenv(text: str, source: str) -> list[EnvVar]:
             line = line[7:].lstrip()
         name, eq, val = line.partition("=")
         if not eq or not name.strip().replace("_", "").isalnum():
-            raise UnitSyntaxError(source, n, f"expected NAME=value, got {line!r}")
+            raise UnitSyntaxError(source, n, f"expected NAME=value, got {line[:120]!r}")
         val = val.strip()
         if len(val) >= 2 and val[0] == val[-1] and val[0] in "'\"":
             val = val[1:-1]
