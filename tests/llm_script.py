@@ -14,7 +14,7 @@ from typing import Any
 
 from agentkit.testing import Reply
 
-EV = re.compile(r'"evidence_id": "(E[0-9a-f]{10})"')
+EV = re.compile(r'"evidence_id": ?"(E[0-9a-f]{10})"')
 
 # task id -> (tool, arguments, claim)
 TASKS: dict[str, tuple[str, dict[str, Any], str]] = {

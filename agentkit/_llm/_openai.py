@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import httpx
+import orjson
 
 from ._http import make_poster, post_json
 from ._limiter import RequestLimiter
@@ -22,13 +23,12 @@ from ._retry import RetryPolicy
 
 
 def _encode_message(m: Message) -> bytes:
-    return json.dumps(_message(m), ensure_ascii=False).encode()
+    return orjson.dumps(_message(m))
 
 
 def _encode_tool(t: ToolSpec) -> bytes:
-    return json.dumps({"type": "function", "function": {
-        "name": t.name, "description": t.description, "parameters": t.parameters}},
-        ensure_ascii=False).encode()
+    return orjson.dumps({"type": "function", "function": {
+        "name": t.name, "description": t.description, "parameters": t.parameters}})
 
 
 def _message(m: Message) -> dict[str, Any]:

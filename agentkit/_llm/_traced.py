@@ -7,8 +7,9 @@ the whole request), so a trace grows linearly with the conversation, not quadrat
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
+
+import orjson
 
 from .._trace import Trace
 from ._messages import Message, Model, ModelRequest, ModelResponse
@@ -19,7 +20,7 @@ def message_json(m: Message) -> dict[str, Any]:
 
 
 def _canonical(m: Message) -> bytes:
-    return json.dumps(m.record(), sort_keys=True).encode()
+    return orjson.dumps(m.record(), option=orjson.OPT_SORT_KEYS)
 
 
 def request_hash(request: ModelRequest) -> str:

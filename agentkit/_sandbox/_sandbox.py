@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import orjson
 
 from .._errors import RunAborted
 from .._host import Host
@@ -23,6 +24,8 @@ from ._configs import parse_config
 from ._files import glob, grep, list_dir, read_file
 from ._gpu import gpu_info
 from ._redact import redact
+
+_KEY_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 BUILTIN_TOOLS: dict[str, Tool] = {
     t.name: t for t in (read_file, list_dir, glob, grep, run_command, parse_config, gpu_info)
@@ -44,7 +47,7 @@ class ToolCall:
     def for_model(self) -> str:
         if not self.ok:
             return json.dumps({"error": self.error})
-        return json.dumps(self.data, ensure_ascii=False, default=str)
+        return orjson.dumps(self.data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 class ToolCache:
@@ -152,11 +155,10 @@ class Sandbox:
             return ToolCall(name, args, ok=False, error=(
                 f"tool {name!r} is not available to this task; available: "
                 f"{', '.join(sorted(self.tools))}"))
-        try:
-            tool.validate(args)
+        try:  # Tool.run validates the arguments before the tool sees them
             run = lambda: self.executor(tool, self._ctx, args, self.task_id, step, index)  # noqa: E731
             if self.cache is not None and tool.read_only:
-                key = name + json.dumps(args, sort_keys=True, default=str)
+                key = name + orjson.dumps(args, default=str, option=_KEY_OPTS).decode()
                 out, cached = await self.cache.get(key, run)
             else:
                 out, cached = await run(), False
