@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import RunAborted
 from ._events import Event, EventTranslator
+from ._gc import relaxed_gc
 from ._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._tool import Tool
@@ -83,6 +84,7 @@ class Orchestrator:
         self.model = model
         self.mode = mode
         self.config: dict[str, Any] = {}  # recorded in the trace so a replay can rebuild us
+        self.tune_gc = True  # see _gc.py; set False if the host program manages the GC
         self.cache = ToolCache()
 
     @classmethod
@@ -260,9 +262,10 @@ class Orchestrator:
                 results[spec.id] = await self._run_one(spec, parent)
 
         try:
-            async with anyio.create_task_group() as tg:
-                for spec in plan.tasks:
-                    tg.start_soon(one, spec)
+            with relaxed_gc(self.tune_gc):
+                async with anyio.create_task_group() as tg:
+                    for spec in plan.tasks:
+                        tg.start_soon(one, spec)
         except* RunAborted as group:  # one task aborted the run: say why, not "group"
             raise group.exceptions[0] from None
         return [results[s.id] for s in plan.tasks]

@@ -232,3 +232,20 @@ def test_tool_cache_is_shared_within_a_run_and_fresh_for_the_next(tmp_path: Path
     assert hits > 0  # several tasks read the same unit and configs: each read ran once
     assert "NCCL_PROTO=LL" in first.bottom_line[0].text
     assert "NCCL_PROTO=Simple" in second.bottom_line[0].text  # not served from the old run
+
+
+def test_gc_thresholds_are_restored_after_a_run() -> None:
+    import gc
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+
+    async def go() -> None:
+        async with Orchestrator.from_env(root=BW) as orch:
+            orch.trace.listen(lambda ev: seen.append(gc.get_threshold())
+                              if ev["kind"] == "task" else None)
+            await orch.investigate("Is NCCL tuned?")
+
+    anyio.run(go)
+    assert gc.get_threshold() == before
+    assert seen and max(t[0] for t in seen) >= 100_000  # raised while the tasks ran
