@@ -2,7 +2,7 @@
 
 >>> import anyio
 >>> from agentkit import Host, Orchestrator
->>> orch = Orchestrator.catalog(Host.at("examples/blackwell-kimi"))
+>>> orch = Orchestrator.catalog(Host.at("snapshots/gpu-node-07"))
 >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
 """
 

@@ -4,7 +4,7 @@ The config file is ``--config FILE``, else ``$AGENTKIT_CONFIG``, else
 ``~/.config/agentkit/config.toml`` when it exists::
 
     base_url = "http://127.0.0.1:8000/v1"
-    model = "qwen3-32b"
+    model = "my-model"
     provider = "openai"          # or "anthropic"
     api_key_env = "MY_KEY_VAR"   # name of the variable holding the key; never the key itself
     concurrency = 32
@@ -73,8 +73,8 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
                   environ: dict[str, str] | None = None) -> Settings:
     """Settings from the config file, then ``AGENTKIT_*`` variables, then ``overrides``.
 
-    >>> load_settings(overrides={"model": "qwen3"}, environ={}).model
-    'qwen3'
+    >>> load_settings(overrides={"model": "my-model"}, environ={}).model
+    'my-model'
     """
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}

@@ -23,7 +23,7 @@ TRUSTED_BIN_DIRS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")
 class Host:
     """Where ``/`` is, and the limits for touching it.
 
-    >>> host = Host.at("examples/blackwell-kimi")
+    >>> host = Host.at("snapshots/gpu-node-07")
     >>> host.is_live
     False
     """

@@ -62,7 +62,7 @@ class Synthesizer(Protocol):
 class Orchestrator:
     """Runs one investigation at a time over a :class:`Host`.
 
-    >>> orch = Orchestrator.catalog(Host.at("examples/blackwell-kimi"))
+    >>> orch = Orchestrator.catalog(Host.at("snapshots/gpu-node-07"))
     >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
     """
 
@@ -101,7 +101,7 @@ class Orchestrator:
         ``http_client`` for the configured backend; add ``tools`` made with ``@tool``.
         ``overrides`` are settings (``base_url``, ``model`` (its name), ``concurrency``, …).
 
-        >>> async with Orchestrator.from_env(root="examples/blackwell-kimi") as orch:
+        >>> async with Orchestrator.from_env(root="snapshots/gpu-node-07") as orch:
         ...     answer = await orch.investigate("Is NCCL tuned?")  # doctest: +SKIP
         """
         from ._api import build_orchestrator

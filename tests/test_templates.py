@@ -82,3 +82,17 @@ def test_user_template_with_declarative_steps_runs(tmp_path: Path,
     kernel = (EXAMPLES / "blackwell-kimi/.agentkit/commands/uname-r.txt").read_text().strip()
     assert answer["bottom_line"][0]["text"] == f"Kernel {kernel}."
     assert answer["citations"][0]["locator"].startswith("$ uname -r [exit 0]")
+
+
+def test_no_code_names_the_bundled_examples() -> None:
+    # The examples must answer because the code found the facts, not because it knew them.
+    import re
+
+    from .conftest import REPO
+
+    pattern = re.compile(r"kimi|glm|deepseek|hopper|blackwell|qwen", re.I)
+    offenders = [f"{p.relative_to(REPO)}:{n}" for d in ("agentkit", "tasks", "prompts")
+                 for p in (REPO / d).rglob("*") if p.suffix in (".py", ".yaml", ".j2")
+                 for n, line in enumerate(p.read_text().splitlines(), 1)
+                 if pattern.search(line)]
+    assert offenders == []

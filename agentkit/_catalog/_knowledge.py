@@ -52,7 +52,7 @@ SERVE_FLAGS: dict[str, str] = {
     "--served-model-name": "served_model_name",
 }
 
-# Config keys by meaning, first match wins (DeepSeek-V3 style, Qwen/Mixtral style, …).
+# Config keys by meaning, first match wins (MLA-style MoE configs, Mixtral-style, …).
 ARCH_KEYS: dict[str, tuple[str, ...]] = {
     "num_hidden_layers": ("num_hidden_layers", "n_layers", "num_layers"),
     "hidden_size": ("hidden_size", "d_model", "dim"),

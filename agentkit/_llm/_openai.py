@@ -46,7 +46,7 @@ def _message(m: Message) -> dict[str, Any]:
 class OpenAIChatModel:
     """A model behind ``POST {base_url}/chat/completions``.
 
-    >>> model = OpenAIChatModel("http://127.0.0.1:8000/v1", "qwen3")
+    >>> model = OpenAIChatModel("http://127.0.0.1:8000/v1", "my-model")
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,

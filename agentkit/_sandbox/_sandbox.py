@@ -94,7 +94,7 @@ async def _execute(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str
 class Sandbox:
     """The tools one subagent may use, over a shared :class:`Host`.
 
-    >>> box = Sandbox(Host.at("examples/blackwell-kimi"), task_id="t1")
+    >>> box = Sandbox(Host.at("snapshots/gpu-node-07"), task_id="t1")
     """
 
     def __init__(

@@ -1,7 +1,7 @@
 """Cassettes: record an investigation once, replay it in CI.
 
 >>> answer = cassette("tests/cassettes/nccl.jsonl", "Is NCCL tuned?",
-...                   root="examples/blackwell-kimi")  # doctest: +SKIP
+...                   root="snapshots/gpu-node-07")  # doctest: +SKIP
 
 The first call (or any call with ``AGENTKIT_RECORD=1``) runs the investigation for real,
 against whatever model and root are configured, and writes the trace. Every later call
