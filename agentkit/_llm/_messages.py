@@ -30,22 +30,27 @@ class ToolCallRequest:
         return value
 
 
+class _Encoded:
+    """Encodings of an immutable message or tool (wire formats, trace record), made once and
+    reused on every later request: the hot path must not re-serialize the history."""
+
+    wire: dict[str, Any]
+
+    def encoded(self, key: str, encode: Callable[[Any], Any]) -> Any:
+        got = self.wire.get(key)
+        if got is None:
+            got = self.wire[key] = encode(self)
+        return got
+
+
 @dataclass(frozen=True)
-class Message:
+class Message(_Encoded):
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
-    # Encodings of this message (wire formats, trace record), made once and reused on every
-    # later request of the conversation: the hot path must not re-serialize the history.
     wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def encoded(self, key: str, encode: Callable[[Message], Any]) -> Any:
-        got = self.wire.get(key)
-        if got is None:
-            got = self.wire[key] = encode(self)
-        return got
 
     def record(self) -> dict[str, Any]:
         """The message as the trace records it."""
@@ -65,17 +70,11 @@ class Message:
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(_Encoded):
     name: str
     description: str
     parameters: dict[str, Any] = field(hash=False)
     wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def encoded(self, key: str, encode: Callable[[ToolSpec], Any]) -> Any:
-        got = self.wire.get(key)
-        if got is None:
-            got = self.wire[key] = encode(self)
-        return got
 
 
 def _record(m: Message) -> dict[str, Any]:
