@@ -66,8 +66,10 @@ async def httpx_loop(url: str, n: int, k: int) -> dict[str, Any]:
 def _echo_tool() -> Any:
     from agentkit import ToolContext, tool
 
+    # async: it never blocks, so it needs no worker thread (agentkit runs plain functions in
+    # one, as a blocking read would need); the peers' echo tools are the same one-liner
     @tool
-    def echo(ctx: ToolContext, text: str) -> dict[str, Any]:
+    async def echo(ctx: ToolContext, text: str) -> dict[str, Any]:
         """Echo text."""
         return {"text": text}
 
