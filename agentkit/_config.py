@@ -103,4 +103,17 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
     settings = Settings(**values)
     if settings.provider not in ("openai", "anthropic"):
         raise ConfigError(f"provider must be 'openai' or 'anthropic', not {settings.provider!r}")
+    for name in ("concurrency", "max_tasks", "max_steps", "max_retries", "max_in_flight"):
+        value = getattr(settings, name)
+        if value is not None and value < 1:
+            raise ConfigError(f"{name} must be at least 1, got {value}")
+    for name in ("timeout_s", "task_deadline_s", "rps"):
+        value = getattr(settings, name)
+        if value is not None and value <= 0:
+            raise ConfigError(f"{name} must be positive, got {value}")
+    if bool(settings.base_url) != bool(settings.model):
+        have, missing = (("base_url", "model") if settings.base_url else ("model", "base_url"))
+        raise ConfigError(f"{have} is set but {missing} is not: give both (--base-url and "
+                          "--model, or AGENTKIT_BASE_URL and AGENTKIT_MODEL) for LLM mode, or "
+                          "neither for catalog mode")
     return settings

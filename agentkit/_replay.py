@@ -80,6 +80,7 @@ class ReplayModel:
     def __init__(self, recording: Recording, *, strict: bool = True) -> None:
         self.rec = recording
         self.strict = strict
+        self.stale: list[str] = []  # steps whose request changed but whose answer was reused
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = (request.task, request.step)
@@ -87,9 +88,11 @@ class ReplayModel:
         data = self.rec.llm.get(key)
         if data is None:
             raise self.rec.missing(f"{where} (model call)")
-        if self.strict and self.rec.llm_hash.get(key) not in ("", request_hash(request)):
-            raise ReplayDiverged(f"diverged at {where}: the model request differs from the "
-                                 "recorded one (prompt, tool results or tools changed)")
+        if self.rec.llm_hash.get(key) not in ("", request_hash(request)):
+            if self.strict:
+                raise ReplayDiverged(f"diverged at {where}: the model request differs from the "
+                                     "recorded one (prompt, tool results or tools changed)")
+            self.stale.append(where)
         if "error" in data:
             raise ModelError(data["error"].split(": ", 1)[-1])
         return ModelResponse.from_json(data["response"])
@@ -120,6 +123,7 @@ class Drift:
     gone: list[Evidence] = field(default_factory=list)
     new: list[Evidence] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    stale_steps: list[str] = field(default_factory=list)
 
     @property
     def any(self) -> bool:
@@ -186,6 +190,11 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         answer.usage = rec.answer.usage  # the recorded run's cost, not the replay's
         identical = answer.model_dump_json() == rec.answer.model_dump_json()
     drift = _drift(rec, results, answer) if live_tools else None
+    if drift is not None and model is not None:
+        drift.stale_steps = list(model.stale)
+        if model.stale:
+            notes.append("recorded model answers reused although what the model was shown has "
+                         f"changed (stale): {'; '.join(model.stale)}")
     return ReplayResult(answer=answer, recorded=rec.answer, identical=identical, notes=notes,
                         tasks={t: r.status for t, r in results.items()}, incomplete=incomplete,
                         drift=drift)
@@ -200,12 +209,17 @@ def _drift(rec: Recording, results: dict[str, TaskResult], answer: Answer | None
         gone=[old[i] for i in sorted(old.keys() - new.keys())],
         new=[new[i] for i in sorted(new.keys() - old.keys())])
     touched = {o.id for o, _ in drift.changed} | {e.id for e in drift.gone}
+    # The answer's claims, and each task's own findings (an LLM answer may merge or drop them).
+    claims: list[tuple[str, list[str]]] = []
     if rec.answer is not None:
-        claims = list(rec.answer.bottom_line) + [c for s in rec.answer.sections for c in s.claims]
-        seen: set[str] = set()
-        for c in claims:
-            if touched & set(c.evidence) and c.text not in seen:
-                seen.add(c.text)
-                drift.findings.append(c.text)
+        claims += [(c.text, c.evidence) for c in rec.answer.bottom_line]
+        claims += [(c.text, c.evidence) for s in rec.answer.sections for c in s.claims]
+    claims += [(f"[{r.task_id}] {f.claim}", f.evidence) for r in rec.results.values()
+               for f in r.findings]
+    seen: set[str] = set()
+    for text, evidence in claims:
+        if touched & set(evidence) and text not in seen:
+            seen.add(text)
+            drift.findings.append(text)
     _ = answer
     return drift

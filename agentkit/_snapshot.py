@@ -26,12 +26,22 @@ from ._sandbox._captures import CAPTURE_DIR, CapturedCommand, Manifest
 from ._sandbox._files import decode_text
 from ._sandbox._paths import PathRefused, Root, read_bytes
 from ._sandbox._redact import redact
+from ._sandbox._sandbox import Sandbox
 from ._tool import Tool, ToolContext, ToolOutput
 from ._types import Plan, TaskSpec
 
 
 class SnapshotError(Exception):
     pass
+
+
+BASIC_COMMANDS = [
+    ["uname", "-r"],
+    ["nvidia-smi", "-q"],
+    ["nvidia-smi", "topo", "-m"],
+    ["nvidia-smi", "--query-gpu=index,name,compute_cap,memory.total,driver_version,pci.bus_id",
+     "--format=csv"],
+]
 
 
 @dataclass
@@ -41,6 +51,7 @@ class SnapshotReport:
     commands: list[list[str]] = field(default_factory=list)
     nvml: bool = False
     task_status: dict[str, str] = field(default_factory=dict)
+    unavailable: list[str] = field(default_factory=list)
 
 
 async def take_snapshot(source: Host, out: str | os.PathLike[str],
@@ -71,6 +82,18 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
                  template=t.name) for t in catalog.values()])
     results = await orch.run_tasks(plan)
     report = SnapshotReport(out=str(dest), task_status={r.task_id: r.status for r in results})
+    # The basics are captured even when no recipe got far enough to ask for them (no serving
+    # unit found, say): a snapshot should show the machine, and say what was not available.
+    box = Sandbox(host, task_id="snapshot", executor=record)
+    for argv in BASIC_COMMANDS:
+        if tuple(argv) not in commands:
+            got = await box.call("run_command", {"argv": argv})
+            if not got.ok:
+                report.unavailable.append(f"{' '.join(argv)}: {got.error}")
+    if not nvml:
+        got = await box.call("gpu_info", {})
+        if not got.data.get("available"):
+            report.unavailable.append(f"NVML: {got.data.get('reason', got.error)}")
     dest.mkdir(parents=True, exist_ok=True)
     for p in sorted(paths):
         if _copy(source.root, p, dest, source.read_limit):

@@ -69,8 +69,12 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
     except UnicodeDecodeError as exc:
         raise TraceError(name, text_line(name, exc.start), "not UTF-8 text: not an agentkit "
                          "trace") from None
+    except FileNotFoundError:
+        raise TraceError(name, 0, "no such file") from None
     except OSError as exc:
         raise TraceError(name, 0, f"cannot read: {exc.strerror}") from None
+    if not text.strip():
+        raise TraceError(name, 1, "empty file: not an agentkit trace")
     lines = text.split("\n")
     ends_clean = text.endswith("\n")
     if ends_clean:
@@ -111,19 +115,45 @@ def _check_header(name: str, raw: Any) -> None:
         raise TraceError(name, 1, "no agentkit trace header: this file was written by another "
                          "program (agentkit traces start with a \"trace\" event)")
     version = raw.get("v")
-    if not isinstance(version, int) or version > TRACE_VERSION:
+    if isinstance(version, int) and version > TRACE_VERSION:
         raise TraceError(name, 1, f"trace version {version!r} is newer than this agentkit "
                          f"reads ({TRACE_VERSION}): upgrade agentkit to replay it")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TraceError(name, 1, f"trace version {version!r} is not a version agentkit ever "
+                         "wrote: the file is damaged")
+
+
+# What replay reads from each event's data: an event without them is damaged, and says so
+# by line instead of failing later with a KeyError.
+_REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("run", "start"): ("question", "root"),
+    ("tool", "start"): ("tool", "args", "index"),
+    ("tool", "end"): ("tool", "index", "ok", "data", "evidence"),
+    ("llm", "end"): (),
+    ("synthesize", "end"): ("answer",),
+}
 
 
 def _event(name: str, n: int, raw: Any) -> TraceEvent:
     if isinstance(raw, dict):
-        for old in range(raw.get("v", TRACE_VERSION) if isinstance(raw.get("v"), int) else 0,
-                         TRACE_VERSION):
+        version = raw.get("v")
+        if not isinstance(version, int) or isinstance(version, bool) or not (
+                1 <= version <= TRACE_VERSION):
+            raise TraceError(name, n, f"trace version {version!r} is not one this agentkit "
+                             f"reads (1 to {TRACE_VERSION})")
+        for old in range(version, TRACE_VERSION):
             raw = _UPGRADES[old](raw)
     try:
-        return TraceEvent.model_validate(raw)
+        event = TraceEvent.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(line)"
         raise TraceError(name, n, f"not a trace event: {where}: {first['msg']}") from None
+    missing = [k for k in _REQUIRED.get((event.kind, event.phase), ()) if k not in event.data]
+    if event.kind == "llm" and event.phase == "end" and not (
+            "response" in event.data or "error" in event.data):
+        missing.append("response")
+    if missing:
+        raise TraceError(name, n, f"{event.kind} {event.phase} event without "
+                         f"{', '.join(missing)} in its data")
+    return event

@@ -249,3 +249,46 @@ def test_gc_thresholds_are_restored_after_a_run() -> None:
     anyio.run(go)
     assert gc.get_threshold() == before
     assert seen and max(t[0] for t in seen) >= 100_000  # raised while the tasks ran
+
+
+def test_llm_planner_mixes_catalog_templates_and_free_form_tasks(tmp_path: Path) -> None:
+    import re
+
+    def script(request: Any) -> Any:
+        if request.purpose == "plan":
+            listed = request.messages[0].content
+            assert "kv-cache-dtype-support" in listed and "nccl-env" in listed
+            return reply(calls=[tool_call("submit_plan", {"tasks": [
+                {"id": "nccl", "title": "nccl", "template": "nccl-env"},
+                {"id": "conf", "title": "conf", "objective": "read /etc/nccl.conf",
+                 "tools": ["read_file"]}]})])
+        if request.purpose == "synthesize":
+            ids = sorted(set(re.findall(r"\bE[0-9a-f]{10}\b", request.messages[1].content)))
+            return reply(calls=[tool_call("submit_answer", {"bottom_line": [
+                {"text": "tuned", "evidence": ids[:2]}]})])
+        tool_msgs = [m for m in request.messages if m.role == "tool"]
+        assert request.task == "conf"  # the template task never asks the model
+        if not tool_msgs:
+            return reply(calls=[tool_call("read_file", {"path": "/etc/nccl.conf"})])
+        ev = json.loads(tool_msgs[0].content.split("\n", 1)[1].rsplit("\n", 1)[0])
+        return reply(calls=[tool_call("submit_result", {
+            "status": "ok", "summary": "read", "findings": [
+                {"claim": "NCCL_DEBUG=WARN", "evidence": [ev["evidence_id"]]}]})])
+
+    model = ScriptedModel(script)
+
+    async def go() -> Any:
+        async with Orchestrator.from_env(root=BW, llm=model) as orch:
+            return await orch.investigate("Is NCCL tuned here?")
+
+    a = anyio.run(go)
+    assert a.mode == "llm" and a.tasks == {"nccl": "ok", "conf": "ok"}
+    assert {r.task for r in model.requests} == {"plan", "conf", "synthesize"}
+
+
+def test_half_configured_model_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    err_code = main(["ask", "Is NCCL tuned?", "--root", BW, "--model", "m", "-q"])
+    err = capsys.readouterr().err
+    assert err_code == 2 and "model is set but base_url is not" in err
+    assert main(["ask", "x?", "--root", BW, "--concurrency", "0", "-q"]) == 2
+    assert "concurrency must be at least 1" in capsys.readouterr().err

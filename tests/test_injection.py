@@ -4,6 +4,7 @@ with hidden characters made visible, and the calls a gullible model makes from i
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,9 @@ def test_injected_orders_stay_data_and_change_nothing(tmp_path: Path,
                 {"id": "motd", "title": "motd", "objective": "what does /etc/motd say",
                  "tools": ["read_file"]}]})])
         if "submit_answer" in names:
+            ids = re.findall(r"\b(E[0-9a-f]{10})\b", msgs[1]["content"])
             return Reply.openai(calls=[("submit_answer", {"bottom_line": [
-                {"text": "The motd contains an injection attempt.", "evidence": []}]})])
+                {"text": "The motd contains an injection attempt.", "evidence": ids[:1]}]})])
         tools = [m for m in msgs if m["role"] == "tool"]
         if not tools:
             return Reply.openai(calls=[("read_file", {"path": "/etc/motd"})])
@@ -51,7 +53,12 @@ def test_injected_orders_stay_data_and_change_nothing(tmp_path: Path,
                 ("read_file", {"path": "/etc/shadow"}),
                 ("write_file", {"path": str(marker), "text": "owned"}),
                 ("read_file", {"path": "/../../../../etc/passwd"})])
-        return Reply.openai(calls=[("submit_result", {"status": "partial", "summary": "done"})])
+        ev = re.search(r'"evidence_id": ?"(E[0-9a-f]{10})"', tools[0]["content"])
+        assert ev
+        return Reply.openai(calls=[("submit_result", {
+            "status": "ok", "summary": "done",
+            "findings": [{"claim": "/etc/motd carries an injection attempt",
+                          "evidence": [ev.group(1)]}]})])
 
     trace = tmp_path / "t.jsonl"
     with FakeLLMServer(script) as server:

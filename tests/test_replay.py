@@ -204,3 +204,59 @@ def test_cassette_records_once_then_replays(tmp_path: Path, sealed: list[object]
     with pytest.raises(ValueError, match="recorded 'Is NCCL tuned\\?'"):
         cassette(path, "Something else?")
     _: Any = monkeypatch
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda ev: ev.update(v=0), "line 3: trace version 0"),
+    (lambda ev: ev.update(v="x"), "line 3: trace version 'x'"),
+    (lambda ev: ev["data"].clear() if ev["kind"] == "run" else None, "line 2: run start"),
+])
+def test_damaged_events_are_named_by_line(recorded: Path, capsys: pytest.CaptureFixture[str],
+                                          edit: Any, words: str) -> None:
+    lines = _lines(recorded)
+    target = 1 if "run start" in words else 2
+    ev = json.loads(lines[target])
+    edit(ev)
+    lines[target] = json.dumps(ev) + "\n"
+    recorded.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 2 and words in err and "Traceback" not in err
+
+
+def test_missing_and_empty_trace_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    code, _, err = run(capsys, "replay", str(tmp_path / "nope.jsonl"))
+    assert code == 2 and "no such file" in err
+    (tmp_path / "empty.jsonl").write_text("")
+    code, _, err = run(capsys, "replay", str(tmp_path / "empty.jsonl"))
+    assert code == 2 and "empty file" in err
+
+
+def test_truncated_trace_says_there_was_no_answer_to_compare(
+        recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(recorded)
+    recorded.write_text("".join(lines[: len(lines) // 2]))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 0 and "no answer was recorded to compare with" in err
+    assert "DIFFERENT" not in err
+
+
+def test_llm_drift_names_task_findings_and_stale_model_steps(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "llm.jsonl"
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        code, _, err = run(capsys, "ask", "What is set here?", "--root", str(root),
+                           "--base-url", server.base_url, "--model", "fake", "--json", "-q",
+                           "--trace", str(trace))
+    assert code == 0, err
+    (root / "etc/nccl.conf").write_text("NCCL_DEBUG=INFO\n")
+    code, out, err = run(capsys, "replay", str(trace), "--live-tools", "--json")
+    assert code == 0, err
+    drift = json.loads(out)["drift"]
+    assert [c["locator"] for c in drift["changed"]] == ["/etc/nccl.conf:1"]
+    assert "[nccl-conf] /etc/nccl.conf sets NCCL_DEBUG=WARN." in (
+        drift["findings_on_changed_evidence"])
+    # the synthesizer saw ids and locators only, which did not change: not stale
+    assert drift["stale_model_steps"] == ["task nccl-conf step 2"]
+    assert "stale" in err

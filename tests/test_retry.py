@@ -70,6 +70,35 @@ def test_retries_are_bounded() -> None:
     assert len(server.requests) == FAST.max_attempts
 
 
+@pytest.mark.parametrize("first,retried", [
+    (Reply(status=429, headers={"retry-after": "0"}, body={}), True),
+    (Reply(status=529, body={"type": "error", "error": {"type": "overloaded_error"}}), True),
+    (Reply(status=400, body={"type": "error"}), False),
+    (Reply(status=401, body={"type": "error"}), False),
+])
+def test_anthropic_backend_retries_the_same_way(first: Reply, retried: bool) -> None:
+    from agentkit import AnthropicModel
+
+    ok = Reply.anthropic(calls=[("read_file", {"path": "/a"}), ("glob", {"pattern": "/b/*"})])
+
+    async def go(server: FakeLLMServer) -> object:
+        model = AnthropicModel(server.base_url, "claude-test", retry=FAST, api_key="k")
+        try:
+            return await model.complete(ModelRequest(messages=[Message.user("hi")]))
+        finally:
+            await model.aclose()
+
+    with FakeLLMServer(sequence(first, ok)) as server:
+        if not retried:
+            with pytest.raises(ModelError):
+                anyio.run(go, server)
+            assert len(server.requests) == 1
+            return
+        resp = anyio.run(go, server)
+    assert len(server.requests) == 2 and server.headers[0]["x-api-key"] == "k"
+    assert [c.name for c in resp.tool_calls] == ["read_file", "glob"]  # several in one turn
+
+
 def test_tool_calls_and_usage_parsed() -> None:
     reply = Reply.openai(calls=[("read_file", {"path": "/a"}), ("glob", {"pattern": "/b/*"})])
     with FakeLLMServer(sequence(reply)) as server:

@@ -104,3 +104,13 @@ def test_markdown_answer_on_stdout_logs_on_stderr(tmp_path: Path,
     assert f"trace written to {trace}" in err
     kinds = {json.loads(line)["kind"] for line in trace.read_text().splitlines()}
     assert {"run", "plan", "task", "tool", "synthesize"} <= kinds
+
+
+def test_root_without_the_expected_files(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "ask", "Is NCCL tuned?", "--root", str(tmp_path), "-q")
+    assert code == 7
+    final = err.strip().splitlines()[-1]
+    assert "nothing could be established" in final and "no systemd unit runs vLLM" in final
+    assert "agentkit snapshot" in final
+    assert "Not established" in out  # the answer is still printed, saying why

@@ -35,6 +35,8 @@ def read_nvml() -> dict[str, Any]:
         raise RuntimeError(f"NVML not available: {exc}") from None
     try:
         return _query(pynvml)
+    except pynvml.NVMLError as exc:  # a query the driver refuses: still a clean result
+        raise RuntimeError(f"NVML query failed: {exc}") from None
     finally:
         pynvml.nvmlShutdown()
 
@@ -43,7 +45,7 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def _query(nv: Any) -> dict[str, Any]:  # pragma: no cover - needs a GPU
+def _query(nv: Any) -> dict[str, Any]:
     count = nv.nvmlDeviceGetCount()
     handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
     devices = []
@@ -67,21 +69,29 @@ def _query(nv: Any) -> dict[str, Any]:  # pragma: no cover - needs a GPU
     }
 
 
-def _link(nv: Any, handles: list[Any], i: int, j: int) -> str:  # pragma: no cover - GPU
-    if i == j:
-        return "X"
-    links = 0
-    target = _text(nv.nvmlDeviceGetPciInfo(handles[j]).busId)
+def _active_links(nv: Any, handle: Any) -> int:
+    count = 0
     for link in range(getattr(nv, "NVML_NVLINK_MAX_LINKS", 18)):
         try:
-            if not nv.nvmlDeviceGetNvLinkState(handles[i], link):
-                continue
-            remote = _text(nv.nvmlDeviceGetNvLinkRemotePciInfo_v2(handles[i], link).busId)
-        except Exception:
-            continue
-        links += remote == target
-    if links:
-        return f"NV{links}"
+            count += bool(nv.nvmlDeviceGetNvLinkState(handle, link))
+        except nv.NVMLError:  # a link index this GPU does not have
+            break
+    return count
+
+
+def _link(nv: Any, handles: list[Any], i: int, j: int) -> str:
+    """``nvidia-smi topo -m``'s word for the pair. NVLink is asked as a P2P capability,
+    which also holds through NVSwitch (where each link's remote end is the switch, not the
+    peer GPU); the count is this GPU's active links, as topo -m shows for HGX boards."""
+    if i == j:
+        return "X"
+    try:
+        status = nv.nvmlDeviceGetP2PStatus(handles[i], handles[j],
+                                           nv.NVML_P2P_CAPS_INDEX_NVLINK)
+    except nv.NVMLError:
+        status = None
+    if status == nv.NVML_P2P_STATUS_OK:
+        return f"NV{_active_links(nv, handles[i]) or 1}"
     level = nv.nvmlDeviceGetTopologyCommonAncestor(handles[i], handles[j])
     return _TOPO_WORDS.get(level, "SYS")
 

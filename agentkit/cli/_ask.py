@@ -37,7 +37,6 @@ def run(args: argparse.Namespace) -> int:
     from .._catalog._template import TemplateError
     from .._llm._messages import ModelError
     from .._planner import PlanError
-    from .._render import to_markdown
     from .._trace import Trace
 
     question = " ".join(args.question.split())
@@ -68,11 +67,16 @@ def run(args: argparse.Namespace) -> int:
         trace.listen(progress_logger(warnings_only=args.quiet))
     try:
         orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
+
+        async def go() -> Any:
+            async with orch:  # closes the model's connections, on errors too
+                return await orch.investigate(question)
+
         if live is not None:
             with live:
-                answer = anyio.run(orch.investigate, question)
+                answer = anyio.run(go)
         else:
-            answer = anyio.run(orch.investigate, question)
+            answer = anyio.run(go)
     except TemplateError as exc:
         raise CLIError(str(exc)) from None
     except NoMatchingTask as exc:
@@ -84,7 +88,20 @@ def run(args: argparse.Namespace) -> int:
         trace.close()
         if not args.quiet:
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
-    if args.json:
+    _print(answer, args.json)
+    if not answer.citations and all(s != "ok" for s in answer.tasks.values()):
+        why = answer.bottom_line[0].text if answer.bottom_line else "no task found anything"
+        print(f"agentkit: nothing could be established under {host.root.path}: {why} Point "
+              "--root at the host's / or at a snapshot made with `agentkit snapshot`.",
+              file=sys.stderr)
+        return 7
+    return 0
+
+
+def _print(answer: Any, as_json: bool) -> None:
+    from .._render import to_markdown
+
+    if as_json:
         sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
     elif sys.stdout.isatty():
         from rich.console import Console
@@ -93,4 +110,3 @@ def run(args: argparse.Namespace) -> int:
         Console().print(Markdown(to_markdown(answer)))
     else:
         sys.stdout.write(to_markdown(answer))
-    return 0

@@ -10,6 +10,7 @@ EXIT_CODES = {
     4: "the model could not be used (unreachable, refused, or no valid plan)",
     5: "a tool refused or failed (agentkit tools call)",
     6: "a replay diverged from its trace (the code asks what the trace never recorded)",
+    7: "nothing could be established under --root (the answer still says why)",
     130: "interrupted",
 }
 

@@ -63,9 +63,13 @@ def replay(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"agentkit: {note}", file=sys.stderr)
     if not args.live_tools and result.answer is not None:
-        same = "identical to" if result.identical else "DIFFERENT from"
-        print(f"agentkit: replayed {args.trace}: answer {same} the recorded one",
-              file=sys.stderr)
+        if result.recorded is None:
+            verdict = "no answer was recorded to compare with (the run stopped first)"
+        elif result.identical:
+            verdict = "answer identical to the recorded one"
+        else:
+            verdict = "answer DIFFERENT from the recorded one"
+        print(f"agentkit: replayed {args.trace}: {verdict}", file=sys.stderr)
     if args.json:
         out: dict[str, Any] = {"answer": json.loads(result.answer.model_dump_json())
                                if result.answer else None}
@@ -91,7 +95,8 @@ def _drift_json(d: Any) -> dict[str, Any]:
                         for o, n in d.changed],
             "gone": [{"id": e.id, "locator": e.locator} for e in d.gone],
             "new": [{"id": e.id, "locator": e.locator} for e in d.new],
-            "findings_on_changed_evidence": d.findings}
+            "findings_on_changed_evidence": d.findings,
+            "stale_model_steps": d.stale_steps}
 
 
 def _drift_text(d: Any) -> str:
@@ -103,6 +108,9 @@ def _drift_text(d: Any) -> str:
     lines += [f"- `{e.locator}`: no longer found" for e in d.gone]
     lines += ["", "Recorded findings that rest on it:"]
     lines += [f"- {f}" for f in d.findings] or ["- none"]
+    if d.stale_steps:
+        lines += ["", "Model steps whose input changed; their recorded answers were reused "
+                      "and may no longer hold:"] + [f"- {s}" for s in d.stale_steps]
     return "\n".join(lines) + "\n\nThe answer, re-made with today's evidence:\n\n"
 
 

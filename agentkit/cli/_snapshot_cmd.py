@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"snapshot written to {report.out}: {len(report.files)} files, "
           f"{len(report.commands)} command outputs, NVML {'yes' if report.nvml else 'no'}",
           file=sys.stderr)
+    for line in report.unavailable:
+        print(f"  not available: {line}", file=sys.stderr)
     for task, status in sorted(report.task_status.items()):
         if status != "ok":
             print(f"  {task}: {status} (what it could not read is not in the snapshot)",
