@@ -124,3 +124,25 @@ def test_commands_cannot_write_files(live: Host, tmp_path: Path) -> None:
                                 {"PATH": "/usr/bin"}, 5.0, 10_000, "/")
     assert code != 0
     assert not target.exists() or target.stat().st_size == 0
+
+
+def test_file_readers_run_on_a_snapshot_s_own_files(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "snap"
+    shutil.copytree(EXAMPLES / "blackwell-kimi", root)
+    (tmp_path / "outside.txt").write_text("CANARY-OUTSIDE\n")
+    os.symlink("/etc/nccl.conf", root / "etc/alias.conf")  # absolute: resolved in the root
+    os.symlink(str(tmp_path / "outside.txt"), root / "etc/out.conf")
+    host = Host.at(root)
+    r = run(host, ["grep", "-c", "NCCL", "/etc/systemd/system/vllm-kimi.service",
+                   "/etc/alias.conf"])
+    assert r.ok, r.error
+    assert r.data["stdout"] == ("/etc/systemd/system/vllm-kimi.service:3\n"
+                                "/etc/alias.conf:2\n")  # host paths, not the snapshot's
+    assert str(root) not in str(r.data)
+    for argv in (["cat", "/etc/out.conf"], ["head", "/../outside.txt"], ["cat", "/etc"],
+                 ["wc", "-l", "/etc/shadow"]):
+        bad = run(host, argv)
+        assert not bad.ok and "CANARY" not in str(bad.data) + bad.error, argv
+    assert not run(host, ["uname", "-a"]).ok  # not a file reader, not captured: refused

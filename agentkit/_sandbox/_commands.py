@@ -81,9 +81,14 @@ async def run_command(
     except Refused as exc:
         raise ToolError(f"refused: {exc}") from None
     if not ctx.host.is_live:
-        return _captured(ctx, argv)
-    for p in checked.paths:
-        _police(ctx, p)
+        manifest = ctx.host.snapshot
+        if (manifest is not None and find_command(manifest, argv) is not None) or \
+                checked.argv[0] not in FILE_READERS or not checked.paths:
+            return _captured(ctx, argv)
+        checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's own files
+    else:
+        for p in checked.paths:
+            _police(ctx, p)
     if checked.git_repo is not None:
         try:
             checked = _vetted_git(ctx, checked)
@@ -95,11 +100,35 @@ async def run_command(
     out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
         _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit, ctx.host.root.path
     )
+    for real, host_path in checked.shown_as.items():  # name files as the host knows them
+        out = out.replace(real, host_path)
+        err = err.replace(real, host_path)
     shown = " ".join(argv)
     if timed_out:
         raise ToolError(f"`{shown}` did not finish within {timeout:g}s; its process group was "
                         "killed. Narrow the command (fewer files, -n N) and retry")
     return _result(ctx, argv, redact(out), redact(err), code, truncated, captured=None)
+
+
+# Programs that only read the files they are given: on a snapshot they run on the snapshot's
+# files, so an investigation that reads with `cat` or `grep` works there as on the live host.
+FILE_READERS = frozenset({"cat", "head", "tail", "wc", "grep", "sha256sum", "md5sum"})
+
+
+def _into_root(ctx: ToolContext, checked: Checked) -> Checked:
+    """The same command with each path operand resolved inside the root (through the path
+    guard: links followed in-root, policy applied) and given as the real file's path.
+    Operands must be regular files, so a recursive flag has nothing to recurse into."""
+    mapped: dict[str, str] = {}
+    for operand in checked.paths:
+        host_path = operand if operand.startswith("/") else "/" + operand
+        try:
+            _, _, canonical = read_bytes(ctx.host.root, host_path, 0)
+        except PathRefused as exc:
+            raise ToolError(f"refused: {exc}") from None
+        mapped[operand] = os.path.join(ctx.host.root.path, canonical.lstrip("/"))
+    argv = [checked.argv[0], *(mapped.get(a, a) for a in checked.argv[1:])]
+    return Checked(argv, paths=[], env=checked.env, shown_as={v: k for k, v in mapped.items()})
 
 
 def _police(ctx: ToolContext, operand: str) -> None:

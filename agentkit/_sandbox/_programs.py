@@ -18,6 +18,8 @@ class Checked:
     paths: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     git_repo: str | None = None  # git only: the repository directory to vet and run in
+    # real path -> host path, when operands were mapped into a snapshot root
+    shown_as: dict[str, str] = field(default_factory=dict)
 
 
 def _only(program: str, args: list[str], allowed: re.Pattern[str]) -> None:
