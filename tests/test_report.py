@@ -78,3 +78,25 @@ def test_report_in_headless_chromium(report: Path, tmp_path: Path) -> None:
         timeline.screenshot(str(tmp_path / "timeline.png"))
     finally:
         browser.quit()  # type: ignore[attr-defined]
+
+
+def test_report_of_an_llm_run_shows_model_and_tool_calls(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentkit.testing import FakeLLMServer
+
+    from .conftest import write_tree
+    from .llm_script import make_script
+    from .test_llm_pipeline import HOST
+
+    root = write_tree(tmp_path / "host", HOST)
+    trace, html = tmp_path / "llm.jsonl", tmp_path / "llm.html"
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        assert main(["ask", "What is set?", "--root", str(root), "--base-url", server.base_url,
+                     "--model", "fake", "-q", "--trace", str(trace)]) == 0
+    assert main(["report", str(trace), "-o", str(html)]) == 0
+    capsys.readouterr()
+    page = html.read_text()
+    assert page.count('class="bar task"') == 3
+    assert page.count('class="call llm"') == 6  # two model calls per subagent
+    assert page.count('class="call tool"') == 3
+    assert "llm mode" in page
