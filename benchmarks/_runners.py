@@ -22,22 +22,26 @@ async def floor(url: str, n: int, k: int) -> dict[str, Any]:
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
 
-        async def agent(i: int) -> None:
-            msgs: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM},
-                                          {"role": "user", "content": f"task {i}"}]
-            for _ in range(k + 1):
-                async with session.post(url, json={"model": "m", "messages": msgs,
-                                                   "tools": TOOLS}) as resp:
-                    data = await resp.json()
-                msg = data["choices"][0]["message"]
-                msgs.append(msg)
-                for call in msg.get("tool_calls") or []:
-                    args = json.loads(call["function"]["arguments"])
-                    msgs.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": json.dumps({"text": args["text"]})})
+        async def post(msgs: list[dict[str, Any]]) -> Any:
+            async with session.post(url, json={"model": "m", "messages": msgs,
+                                               "tools": TOOLS}) as resp:
+                return await resp.json()
 
-        await asyncio.gather(*(agent(i) for i in range(n)))
+        await asyncio.gather(*(_plain_agent(post, i, k) for i in range(n)))
     return {}
+
+
+async def _plain_agent(post: Any, i: int, k: int) -> None:
+    """One subagent of the plain loops: post the history, run the echo calls, repeat."""
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM},
+                                  {"role": "user", "content": f"task {i}"}]
+    for _ in range(k + 1):
+        msg = (await post(msgs))["choices"][0]["message"]
+        msgs.append(msg)
+        for call in msg.get("tool_calls") or []:
+            args = json.loads(call["function"]["arguments"])
+            msgs.append({"role": "tool", "tool_call_id": call["id"],
+                         "content": json.dumps({"text": args["text"]})})
 
 
 async def httpx_loop(url: str, n: int, k: int) -> dict[str, Any]:
@@ -46,20 +50,11 @@ async def httpx_loop(url: str, n: int, k: int) -> dict[str, Any]:
 
     async with httpx.AsyncClient(timeout=60) as client:
 
-        async def agent(i: int) -> None:
-            msgs: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM},
-                                          {"role": "user", "content": f"task {i}"}]
-            for _ in range(k + 1):
-                resp = await client.post(url, json={"model": "m", "messages": msgs,
-                                                    "tools": TOOLS})
-                msg = resp.json()["choices"][0]["message"]
-                msgs.append(msg)
-                for call in msg.get("tool_calls") or []:
-                    args = json.loads(call["function"]["arguments"])
-                    msgs.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": json.dumps({"text": args["text"]})})
+        async def post(msgs: list[dict[str, Any]]) -> Any:
+            resp = await client.post(url, json={"model": "m", "messages": msgs, "tools": TOOLS})
+            return resp.json()
 
-        await asyncio.gather(*(agent(i) for i in range(n)))
+        await asyncio.gather(*(_plain_agent(post, i, k) for i in range(n)))
     return {}
 
 
