@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
 
 from ._catalog._template import load_catalog
 from ._orchestrator import Orchestrator
@@ -23,6 +24,17 @@ def _trace_path() -> str:
     from .cli._common import default_trace_path
 
     return default_trace_path()
+
+
+async def _events(orch: Orchestrator, question: str, tasks: list[str] | None) -> Any:
+    from ._catalog._planner import NoMatchingTask
+    from ._orchestrator import UnknownTask
+
+    try:
+        async for event in orch.stream(question, tasks=tasks):
+            yield event
+    except (UnknownTask, NoMatchingTask) as exc:  # the client's to correct: say why
+        raise Refusal(str(exc)) from None
 
 
 def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None = None,
@@ -38,12 +50,16 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
                           tasks: list[str] | None = None) -> dict[str, Any]:
         chosen = root or default_root
         if not _inside(chosen, allowed):
-            raise ValueError(f"root {chosen!r} is not allowed; allowed: {allowed}")
+            raise Refusal(f"root {chosen!r} is not allowed; allowed: {allowed}")
         trace_path = _trace_path()
-        async with Orchestrator.from_env(chosen, trace=trace_path, task_dirs=task_dirs,
-                                         **from_env) as orch:
+        try:
+            orch = Orchestrator.from_env(chosen, trace=trace_path, task_dirs=task_dirs,
+                                         **from_env)
+        except (FileNotFoundError, ValueError) as exc:
+            raise Refusal(str(exc)) from None
+        async with orch:
             answer = None
-            async for event in orch.stream(question, tasks=tasks):
+            async for event in _events(orch, question, tasks):
                 if event.kind == "plan":
                     await ctx.report_progress(0, len(event.plan.tasks), "planned: " + ", ".join(
                         t.id for t in event.plan.tasks))
@@ -67,8 +83,13 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     async def replay(trace_path: str) -> dict[str, Any]:
         from ._replay import replay_trace
 
+        # The client names a file on this machine: only traces this server may show.
+        trace_dir = os.path.dirname(_trace_path())
+        if not _inside(trace_path, [trace_dir, *allowed]):
+            raise Refusal(f"{trace_path} is not in the trace directory {trace_dir} or an "
+                          "allowed root")
         if not os.path.isfile(trace_path):
-            raise ValueError(f"no trace file at {trace_path}")
+            raise Refusal(f"no trace file at {trace_path}")
         result = await replay_trace(trace_path)
         if result.answer is None:
             return {"answer": None, "markdown": "", "notes": result.notes,

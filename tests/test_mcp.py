@@ -137,3 +137,28 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
         proc.wait(timeout=10)
     assert not result.is_error
     assert "NCCL_PROTO=LL" in result.structured_content["markdown"]
+
+
+def test_replay_tool_reads_only_traces_it_may_show(tmp_path: Path) -> None:
+    from agentkit.cli import main
+
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    inside = traces / "run.jsonl"
+    assert main(["ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "blackwell-kimi"), "-q",
+                 "--trace", str(inside)]) == 0
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(inside.read_bytes())
+
+    async def go() -> tuple[Any, Any]:
+        env = {"AGENTKIT_TRACE_DIR": str(traces)}
+        async with stdio_client(params(EXAMPLES / "blackwell-kimi", env)) as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            ok = await session.call_tool("replay", {"trace_path": str(inside)})
+            refused = await session.call_tool("replay", {"trace_path": str(outside)})
+            return ok, refused
+
+    ok, refused = anyio.run(go)
+    assert not ok.is_error and ok.structured_content["identical"] is True
+    assert refused.is_error and "not in the trace directory" in str(refused.content)
