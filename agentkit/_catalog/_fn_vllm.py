@@ -54,7 +54,7 @@ async def vllm_install(ctx: RecipeContext) -> dict[str, Any]:
 
 @recipe_function("software_stack")
 async def software_stack(ctx: RecipeContext) -> dict[str, Any]:
-    """torch and NCCL versions beside vLLM, the kernel. Needs: vllm_site."""
+    """torch and NCCL versions beside vLLM. Needs: vllm_site."""
     site = ctx.need("vllm_site", "vllm_install").value
     out: dict[str, Any] = {}
     for key, dist in (("torch_version", "torch-*.dist-info"),
@@ -63,9 +63,6 @@ async def software_stack(ctx: RecipeContext) -> dict[str, Any]:
         if got:
             ctx.fact(key, got[1], [got[2]])
             out[key] = got[1]
-    uname = await ctx.tool("run_command", optional=True, argv=["uname", "-r"])
-    if uname and uname["exit_code"] == 0:
-        ctx.fact("kernel", uname["stdout"].strip(), [uname["evidence_id"]])
     return out
 
 
