@@ -27,6 +27,12 @@ class ConfigError(ValueError):
 
 @dataclass
 class Settings:
+    """Everything configurable; see :func:`load_settings` for where values come from.
+
+    >>> Settings(base_url="http://127.0.0.1:8000/v1", model="m").llm_configured
+    True
+    """
+
     base_url: str | None = None
     model: str | None = None
     provider: str = "openai"
@@ -73,7 +79,8 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
                   environ: dict[str, str] | None = None) -> Settings:
     """Settings from the config file, then ``AGENTKIT_*`` variables, then ``overrides``.
 
-    >>> load_settings(overrides={"model": "my-model"}, environ={}).model
+    >>> load_settings(overrides={"base_url": "http://127.0.0.1:8000/v1", "model": "my-model"},
+    ...               environ={"AGENTKIT_CONFIG": "/dev/null"}).model
     'my-model'
     """
     env = os.environ if environ is None else environ

@@ -18,17 +18,35 @@ from ._types import Answer, Plan, TaskStatus
 
 
 class PlanReady(BaseModel):
+    """The plan, before any task runs.
+
+    >>> PlanReady(plan=Plan(question="q", mode="catalog", tasks=[])).kind
+    'plan'
+    """
+
     kind: Literal["plan"] = "plan"
     plan: Plan
 
 
 class TaskStarted(BaseModel):
+    """A subagent started.
+
+    >>> TaskStarted(task_id="nccl-env", title="NCCL").kind
+    'task_started'
+    """
+
     kind: Literal["task_started"] = "task_started"
     task_id: str
     title: str
 
 
 class ToolCalled(BaseModel):
+    """A tool call finished (``ok`` False: refused or failed, with the reason).
+
+    >>> ToolCalled(task_id="t", step=1, tool="read_file", ok=True).tool
+    'read_file'
+    """
+
     kind: Literal["tool_called"] = "tool_called"
     task_id: str
     step: int
@@ -38,6 +56,12 @@ class ToolCalled(BaseModel):
 
 
 class ModelAnswered(BaseModel):
+    """A model call came back, asking for these tools.
+
+    >>> ModelAnswered(task_id="t", step=2, tool_calls=["grep"]).step
+    2
+    """
+
     kind: Literal["model_answered"] = "model_answered"
     task_id: str
     step: int
@@ -45,6 +69,12 @@ class ModelAnswered(BaseModel):
 
 
 class TaskFinished(BaseModel):
+    """A subagent handed in its result (``done`` of ``total`` tasks so far).
+
+    >>> TaskFinished(task_id="t", status="ok", summary="", done=1, total=3).done
+    1
+    """
+
     kind: Literal["task_finished"] = "task_finished"
     task_id: str
     status: TaskStatus
@@ -54,10 +84,17 @@ class TaskFinished(BaseModel):
 
 
 class AnswerReady(BaseModel):
+    """The merged, cited answer: always the last event.
+
+    >>> AnswerReady(answer=Answer(question="q", mode="catalog", bottom_line=[])).kind
+    'answer'
+    """
+
     kind: Literal["answer"] = "answer"
     answer: Answer
 
 
+# Any progress event: match on ``event.kind``.
 Event = PlanReady | TaskStarted | ToolCalled | ModelAnswered | TaskFinished | AnswerReady
 
 

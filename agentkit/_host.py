@@ -23,9 +23,8 @@ TRUSTED_BIN_DIRS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")
 class Host:
     """Where ``/`` is, and the limits for touching it.
 
-    >>> host = Host.at("snapshots/gpu-node-07")
-    >>> host.is_live
-    False
+    >>> Host.at("/").is_live  # a snapshot directory instead: False, commands are captured
+    True
     """
 
     root: Root

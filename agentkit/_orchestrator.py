@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
 
 class Limits(BaseModel):
-    """Per-call limits on an investigation; ``None`` keeps the configured value."""
+    """Per-call limits on an investigation; ``None`` keeps the configured value.
+
+    >>> Limits(max_tasks=4, deadline_s=120).max_steps is None
+    True
+    """
 
     model_config = ConfigDict(extra="forbid")
     max_tasks: int | None = Field(None, ge=1)
@@ -62,7 +66,7 @@ class Synthesizer(Protocol):
 class Orchestrator:
     """Runs one investigation at a time over a :class:`Host`.
 
-    >>> orch = Orchestrator.catalog(Host.at("snapshots/gpu-node-07"))
+    >>> orch = Orchestrator.catalog(Host.at("/"))
     >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
     """
 

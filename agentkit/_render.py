@@ -20,7 +20,18 @@ def _template() -> jinja2.Template:
 
 
 def to_markdown(answer: Answer) -> str:
-    """The answer as Markdown; ``[n]`` marks point into the Evidence list at the end."""
+    """The answer as Markdown; ``[n]`` marks point into the Evidence list at the end.
+
+    >>> from agentkit import Answer, Claim
+    >>> print(to_markdown(Answer(question="Q?", mode="catalog", bottom_line=[Claim(text="A.")])))
+    # Q?
+    <BLANKLINE>
+    ## Bottom line
+    - A.
+    <BLANKLINE>
+    ## Evidence
+    <BLANKLINE>
+    """
     num = {c.id: n for n, c in enumerate(answer.citations, 1)}
     text = _template().render(a=answer, num=num)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"

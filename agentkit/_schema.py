@@ -72,6 +72,10 @@ async def handle_investigate(arguments: dict[str, Any] | str, *, root: str = "/"
 
     A ``root`` in the arguments must lie inside ``allowed_roots`` (default: only ``root``):
     the calling model chooses the question, the embedding program chooses what may be read.
+
+    >>> import anyio
+    >>> anyio.run(lambda: handle_investigate({"question": ""}))["error"][:30]
+    'invalid arguments for investig'
     """
     try:
         raw = json.loads(arguments) if isinstance(arguments, str) else arguments

@@ -22,12 +22,20 @@ from ._types import Evidence, EvidenceKind
 
 
 class ToolError(Exception):
-    """A refusal or bad input: the message says what was wrong and what to do instead."""
+    """A refusal or bad input: the message says what was wrong and what to do instead.
+
+    >>> str(ToolError("no such file: /etc/x"))
+    'no such file: /etc/x'
+    """
 
 
 @dataclass
 class ToolOutput:
-    """What a tool returns: JSON-able data and the evidence it observed."""
+    """What a tool returns: JSON-able data and the evidence it observed.
+
+    >>> ToolOutput(data={"ok": True}).evidence
+    []
+    """
 
     data: dict[str, Any]
     evidence: list[Evidence] = field(default_factory=list)
@@ -35,7 +43,12 @@ class ToolOutput:
 
 @dataclass
 class ToolContext:
-    """What a tool may use: the host (root, snapshot captures) and an evidence helper."""
+    """What a tool may use: the host (root, snapshot captures) and an evidence helper.
+
+    >>> ctx = ToolContext(host=Host.at("/"))
+    >>> ctx.evidence("derived", "disk nvme0n1", "SAMSUNG", "SAMSUNG").kind
+    'derived'
+    """
 
     host: Host
 
@@ -53,7 +66,13 @@ class _Args(BaseModel):
 
 @dataclass
 class Tool:
-    """A callable tool with a validated argument model and a JSON schema."""
+    """A callable tool with a validated argument model and a JSON schema (make one with
+    :func:`tool`).
+
+    >>> from agentkit._sandbox._sandbox import BUILTIN_TOOLS
+    >>> BUILTIN_TOOLS["read_file"].parameters["required"]
+    ['path']
+    """
 
     name: str
     description: str

@@ -29,7 +29,15 @@ def _encode(event: dict[str, Any]) -> bytes:
 
 
 class Trace:
-    """Appends events to a JSON-lines file (or to a callback, or nowhere)."""
+    """Appends events to a JSON-lines file (or to a callback, or nowhere).
+
+    >>> seen = []
+    >>> trace = Trace(listener=seen.append)
+    >>> span = trace.start("task", task="t1")
+    >>> trace.end(span, "task", task="t1")
+    >>> [(e["kind"], e["phase"]) for e in seen]
+    [('task', 'start'), ('task', 'end')]
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  listener: Callable[[dict[str, Any]], None] | None = None) -> None:

@@ -22,7 +22,11 @@ class _Model(BaseModel):
 
 
 class Budget(_Model):
-    """Limits for one subagent."""
+    """Limits for one subagent.
+
+    >>> Budget(max_steps=4).deadline_s
+    120.0
+    """
 
     max_steps: int = Field(12, ge=1, le=200)
     max_tokens: int = Field(60_000, ge=256)
@@ -34,6 +38,9 @@ class TaskSpec(_Model):
 
     ``template`` names a catalog task: such a task runs its recipe (no model calls);
     without it, an LLM subagent works towards ``objective`` with ``tools``.
+
+    >>> TaskSpec(id="nccl", title="NCCL", objective="read the unit", tools=["read_file"]).budget
+    Budget(max_steps=12, max_tokens=60000, deadline_s=120.0)
     """
 
     id: str
@@ -54,14 +61,22 @@ class TaskSpec(_Model):
 
 
 class SubQuestion(_Model):
-    """One part of a compound question and the tasks that answer it."""
+    """One part of a compound question and the tasks that answer it.
+
+    >>> SubQuestion(text="Is NCCL tuned?", tasks=["nccl-env"]).tasks
+    ['nccl-env']
+    """
 
     text: str
     tasks: list[str] = Field(default_factory=list)
 
 
 class Plan(_Model):
-    """The question expanded into independent tasks."""
+    """The question expanded into independent tasks.
+
+    >>> Plan(question="q", mode="catalog", tasks=[TaskSpec(id="a", title="a", objective="")]).mode
+    'catalog'
+    """
 
     question: str
     mode: Literal["catalog", "llm", "replay"]
@@ -79,6 +94,10 @@ class Evidence(_Model):
     The id depends only on what was looked at (kind + locator), never on what was seen, so the
     same look in another run or another subagent has the same id and drift shows up as a
     changed ``sha256``.
+
+    >>> ev = Evidence.of("file", "/etc/nccl.conf:2", "NCCL_DEBUG=WARN", "NCCL_DEBUG=WARN")
+    >>> ev.id == Evidence.make_id("file", "/etc/nccl.conf:2")
+    True
     """
 
     id: str
@@ -105,7 +124,11 @@ class Evidence(_Model):
 
 
 class Finding(_Model):
-    """A claim and the evidence that proves it."""
+    """A claim and the evidence that proves it.
+
+    >>> Finding(claim="NCCL_PROTO=LL is set", evidence=["E0123456789"]).headline
+    False
+    """
 
     claim: str
     evidence: list[str] = Field(default_factory=list)
@@ -113,14 +136,22 @@ class Finding(_Model):
 
 
 class Fact(_Model):
-    """A named value a task established, with its evidence."""
+    """A named value a task established, with its evidence.
+
+    >>> Fact(value=61, evidence=["E0123456789"]).value
+    61
+    """
 
     value: Any
     evidence: list[str] = Field(default_factory=list)
 
 
 class Usage(_Model):
-    """What a task or a whole run consumed."""
+    """What a task or a whole run consumed.
+
+    >>> (Usage(llm_calls=2) + Usage(llm_calls=3, tool_calls=1)).llm_calls
+    5
+    """
 
     llm_calls: int = 0
     input_tokens: int = 0
@@ -144,7 +175,11 @@ TaskStatus = Literal["ok", "partial", "failed", "timed-out"]
 
 
 class TaskResult(_Model):
-    """The structured result one subagent hands back to the parent."""
+    """The structured result one subagent hands back to the parent.
+
+    >>> TaskResult(task_id="t", status="partial", summary="no unit found").findings
+    []
+    """
 
     task_id: str
     status: TaskStatus
@@ -157,29 +192,57 @@ class TaskResult(_Model):
 
 
 class Claim(_Model):
+    """One statement of the answer and the evidence ids it rests on.
+
+    >>> Claim(text="122 allreduces per decode step", evidence=["E0123456789"]).text
+    '122 allreduces per decode step'
+    """
+
     text: str
     evidence: list[str] = Field(default_factory=list)
 
 
 class Section(_Model):
+    """A titled part of the answer (one per sub-question in catalog mode).
+
+    >>> Section(title="NCCL", claims=[Claim(text="tuned")]).claims[0].text
+    'tuned'
+    """
+
     title: str
     claims: list[Claim] = Field(default_factory=list)
     tasks: list[str] = Field(default_factory=list)
 
 
 class Cell(_Model):
+    """One table cell, citable like a claim.
+
+    >>> Cell(text="61", evidence=["E0123456789"]).text
+    '61'
+    """
+
     text: str
     evidence: list[str] = Field(default_factory=list)
 
 
 class Table(_Model):
+    """A comparison table (rows of cells; the first cell of a row is its label).
+
+    >>> Table(title="t", columns=["", "a"], rows=[[Cell(text="layers"), Cell(text="61")]]).title
+    't'
+    """
+
     title: str
     columns: list[str]
     rows: list[list[Cell]]
 
 
 class Citation(_Model):
-    """One entry of the answer's reference list: evidence id → where it was seen."""
+    """One entry of the answer's reference list: evidence id → where it was seen.
+
+    >>> Citation(id="E0123456789", kind="file", locator="/etc/nccl.conf:2", excerpt="").kind
+    'file'
+    """
 
     id: str
     kind: EvidenceKind
@@ -191,6 +254,10 @@ class Answer(_Model):
     """The merged answer: a bottom line, sections, an optional table, and citations.
 
     Every ``Claim`` and ``Cell`` names evidence ids; ``citations`` resolves each of them.
+
+    >>> a = Answer(question="q", mode="catalog", bottom_line=[Claim(text="x", evidence=["E1"])])
+    >>> a.cited_ids()
+    {'E1'}
     """
 
     schema_version: int = SCHEMA_VERSION

@@ -30,3 +30,22 @@ def test_schemas_export() -> None:
     schemas = json_schemas()
     assert schemas["Answer"]["properties"]["schema_version"]["default"] == agentkit.SCHEMA_VERSION
     assert "findings" in schemas["TaskResult"]["properties"]
+
+
+def test_every_public_name_has_a_working_example() -> None:
+    import doctest
+
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    missing, failed = [], []
+    for name in agentkit.__all__:
+        obj = getattr(agentkit, name)
+        if name.isupper() or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue  # constants and type aliases carry no docstring of their own
+        tests = [t for t in finder.find(obj, name, globs=vars(agentkit).copy()) if t.examples]
+        if not tests:
+            missing.append(name)
+        for t in tests:
+            if runner.run(t, out=lambda s: None).failed:
+                failed.append(name)
+    assert missing == [] and failed == []

@@ -13,7 +13,11 @@ Purpose = Literal["plan", "subagent", "synthesize", "other"]
 
 @dataclass(frozen=True)
 class ToolCallRequest:
-    """A tool call as the model asked for it; ``arguments`` is the raw JSON text."""
+    """A tool call as the model asked for it; ``arguments`` is the raw JSON text.
+
+    >>> ToolCallRequest("call_1", "read_file", '{"path": "/etc/nccl.conf"}').parsed()
+    {'path': '/etc/nccl.conf'}
+    """
 
     id: str
     name: str
@@ -45,6 +49,12 @@ class _Encoded:
 
 @dataclass(frozen=True)
 class Message(_Encoded):
+    """One message of a conversation, provider-neutral.
+
+    >>> Message.user("Is NCCL tuned?").role
+    'user'
+    """
+
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCallRequest, ...] = ()
@@ -71,6 +81,12 @@ class Message(_Encoded):
 
 @dataclass(frozen=True)
 class ToolSpec(_Encoded):
+    """A tool as a model is told about it (name, description, JSON schema of the arguments).
+
+    >>> ToolSpec("echo", "Echo text.", {"type": "object"}).name
+    'echo'
+    """
+
     name: str
     description: str
     parameters: dict[str, Any] = field(hash=False)
@@ -95,7 +111,11 @@ class TokenUsage:
 
 @dataclass
 class ModelRequest:
-    """One model call. ``task`` and ``step`` key it for tracing and exact replay."""
+    """One model call. ``task`` and ``step`` key it for tracing and exact replay.
+
+    >>> ModelRequest(messages=[Message.user("hi")], task="t1", step=1).purpose
+    'other'
+    """
 
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
@@ -108,6 +128,12 @@ class ModelRequest:
 
 @dataclass
 class ModelResponse:
+    """What a model answered: text, tool calls, usage.
+
+    >>> ModelResponse(text="done").to_json()["text"]
+    'done'
+    """
+
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     usage: TokenUsage = field(default_factory=TokenUsage)
@@ -134,7 +160,11 @@ class ModelResponse:
 
 
 class ModelError(Exception):
-    """A failed model call. ``retryable`` says whether trying again could help."""
+    """A failed model call. ``retryable`` says whether trying again could help.
+
+    >>> ModelError("HTTP 503", status=503, retryable=True).retryable
+    True
+    """
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
                  retry_after: float | None = None) -> None:

@@ -34,7 +34,11 @@ BUILTIN_TOOLS: dict[str, Tool] = {
 
 @dataclass
 class ToolCall:
-    """The outcome of one call as the caller sees it."""
+    """The outcome of one call as the caller sees it.
+
+    >>> ToolCall("read_file", {"path": "/x"}, ok=False, error="no such file").for_model()
+    '{"error": "no such file"}'
+    """
 
     name: str
     args: dict[str, Any]
@@ -94,7 +98,9 @@ async def _execute(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str
 class Sandbox:
     """The tools one subagent may use, over a shared :class:`Host`.
 
-    >>> box = Sandbox(Host.at("snapshots/gpu-node-07"), task_id="t1")
+    >>> box = Sandbox(Host.at("/"), task_id="t1", allowed=["read_file", "grep"])
+    >>> sorted(box.tools)
+    ['grep', 'read_file']
     """
 
     def __init__(
