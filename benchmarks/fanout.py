@@ -23,8 +23,6 @@ import sys
 import time
 from typing import Any
 
-CALLS_PER_AGENT = lambda k: k + 1  # noqa: E731
-
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -47,7 +45,7 @@ def measure_one(runner: str, url: str, n: int, k: int) -> dict[str, Any]:
     extra = asyncio.run(fn(url, n, k))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    calls = n * CALLS_PER_AGENT(k)
+    calls = n * (k + 1)  # K tool steps and a final answer per subagent
     return {"runner": runner, "n": n, "k": k, "wall_s": wall, "cpu_s": cpu, "calls": calls,
             "cpu_ms_per_call": 1000 * cpu / calls,
             "rss_growth_kib_per_subagent": (rss - base_rss) / n, **extra}

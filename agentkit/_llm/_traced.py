@@ -7,16 +7,11 @@ the whole request), so a trace grows linearly with the conversation, not quadrat
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import orjson
 
 from .._trace import Trace
 from ._messages import Message, Model, ModelRequest, ModelResponse
-
-
-def message_json(m: Message) -> dict[str, Any]:
-    return m.record()
 
 
 def _canonical(m: Message) -> bytes:
@@ -51,7 +46,7 @@ class TracedModel:
                                     "purpose": request.purpose,
                                     "request_hash": request_hash(request),
                                     "tools": [t.name for t in request.tools],
-                                    "new_messages": [message_json(m)
+                                    "new_messages": [m.record()
                                                      for m in request.messages[start:]]})
         try:
             resp = await self.inner.complete(request)

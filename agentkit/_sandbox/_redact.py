@@ -136,11 +136,6 @@ def _redact_k8s(text: str) -> str:
     return "\n".join(out)
 
 
-def is_secret_env(name: str) -> bool:
-    """Whether an environment variable's *name* says it holds a secret."""
-    return re.fullmatch(_SECRET_KEY, name, re.I) is not None or name.upper().endswith("_KEY")
-
-
 _DOTENV_LINE = re.compile(
     r"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*=\s*[\"']?)([^\s\"'#]+)")
 

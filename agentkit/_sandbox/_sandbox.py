@@ -161,8 +161,12 @@ class Sandbox:
             return ToolCall(name, args, ok=False, error=(
                 f"tool {name!r} is not available to this task; available: "
                 f"{', '.join(sorted(self.tools))}"))
+        async def run() -> ToolOutput:
+            # Scrubbed before it is cached: a cache hit is served clean without redoing it.
+            out = await self.executor(tool, self._ctx, args, self.task_id, step, index)
+            return ToolOutput(data=_scrub(out.data), evidence=out.evidence)
+
         try:  # Tool.run validates the arguments before the tool sees them
-            run = lambda: self.executor(tool, self._ctx, args, self.task_id, step, index)  # noqa: E731
             if self.cache is not None and tool.read_only:
                 key = name + orjson.dumps(args, default=str, option=_KEY_OPTS).decode()
                 out, cached = await self.cache.get(key, run)
@@ -175,8 +179,8 @@ class Sandbox:
         except Exception as exc:  # a tool bug must not take the subagent down
             return ToolCall(name, args, ok=False,
                             error=redact(f"internal error in {name}: {type(exc).__name__}: {exc}"))
-        return ToolCall(name, args, ok=True, data=_scrub(out.data),
-                        evidence=list(out.evidence), cached=cached)
+        return ToolCall(name, args, ok=True, data=out.data, evidence=list(out.evidence),
+                        cached=cached)
 
 
 def _scrub(value: Any) -> Any:
