@@ -73,5 +73,18 @@ def make_script(task_ids: list[str], delay_s: float = 0.3,
     return script
 
 
+def stalling_script(task_ids: list[str], delay_s: float) -> Callable[[dict[str, Any]], Reply]:
+    """Plans ``task_ids`` at once, then keeps every subagent's first call waiting ``delay_s``:
+    for tests that interrupt a run while its subagents are in flight."""
+    planner = make_script(task_ids)
+
+    def script(body: dict[str, Any]) -> Reply:
+        if any(t["function"]["name"] == "submit_plan" for t in body.get("tools", [])):
+            return planner(body)
+        return Reply.openai(text="thinking", delay_s=delay_s)
+
+    return script
+
+
 def dumps(obj: Any) -> str:
     return json.dumps(obj)

@@ -14,7 +14,7 @@ from agentkit.cli import main
 from agentkit.testing import FakeLLMServer, Reply
 
 from .conftest import write_tree
-from .llm_script import make_script, task_of
+from .llm_script import make_script, stalling_script, task_of
 
 HOST = {
     "etc/systemd/system/demo.service": "[Service]\nEnvironment=NCCL_PROTO=LL\n"
@@ -168,12 +168,7 @@ def test_ctrl_c_cancels_and_closes_the_trace(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "host", HOST)
     trace = tmp_path / "run.jsonl"
 
-    def slow(body: dict[str, Any]) -> Reply:
-        if any(t["function"]["name"] == "submit_plan" for t in body.get("tools", [])):
-            return make_script(["unit", "nccl-conf", "model"])(body)
-        return Reply.openai(text="thinking", delay_s=30)
-
-    with FakeLLMServer(slow) as server:
+    with FakeLLMServer(stalling_script(["unit", "nccl-conf", "model"], 30)) as server:
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentkit", "ask", "What is set?", "--root", str(root),
              "--base-url", server.base_url, "--model", "fake", "--trace", str(trace), "-q"],

@@ -12,10 +12,10 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from agentkit.testing import FakeLLMServer, Reply
+from agentkit.testing import FakeLLMServer
 
 from .conftest import EXAMPLES, write_tree
-from .llm_script import make_script
+from .llm_script import stalling_script
 from .test_llm_pipeline import HOST
 
 
@@ -59,11 +59,6 @@ def test_client_cancellation_stops_the_subagents(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "host", HOST)
     traces = tmp_path / "traces"
 
-    def slow(body: dict[str, Any]) -> Reply:
-        if any(t["function"]["name"] == "submit_plan" for t in body.get("tools", [])):
-            return make_script(["unit", "nccl-conf", "model"])(body)
-        return Reply.openai(text="thinking", delay_s=20)
-
     async def go(server: FakeLLMServer) -> int:
         env = {"AGENTKIT_BASE_URL": server.base_url, "AGENTKIT_MODEL": "fake",
                "AGENTKIT_TRACE_DIR": str(traces)}
@@ -83,7 +78,7 @@ def test_client_cancellation_stops_the_subagents(tmp_path: Path) -> None:
             assert len(server.requests) == seen  # nothing new was sent after cancelling
             return seen
 
-    with FakeLLMServer(slow) as server:
+    with FakeLLMServer(stalling_script(["unit", "nccl-conf", "model"], 20)) as server:
         anyio.run(go, server)
     events = [json.loads(line) for line in next(traces.glob("*.jsonl")).read_text().splitlines()]
     assert events[-1]["kind"] == "run" and events[-1]["data"]["status"] == "cancelled"

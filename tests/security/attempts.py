@@ -78,14 +78,20 @@ def _git(cwd: Path, *args: str) -> None:
                    check=True, capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": "/"})
 
 
-def _hostile_repo(repo: Path, marker: Path) -> None:
+def _dirty_repo(repo: Path, driver: str) -> None:
+    """A repository with one commit, every file routed through ``driver``'s filter and diff,
+    and a dirty worktree: refreshing the index (status, describe --dirty) runs the filters."""
     repo.mkdir()
     _git(repo, "init", "-q", ".")
     (repo / "a.txt").write_text("one\n")
-    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (repo / ".gitattributes").write_text(f"* filter={driver} diff={driver}\n")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "one")
-    (repo / "a.txt").write_text("two\n")  # a dirty worktree: refreshing the index runs filters
+    (repo / "a.txt").write_text("two\n")
+
+
+def _hostile_repo(repo: Path, marker: Path) -> None:
+    _dirty_repo(repo, "evil")
     run = f"touch {marker}-"
     hooks = repo / "hooks-evil"
     hooks.mkdir()
@@ -180,13 +186,7 @@ def build_arena(base: Path) -> Arena:
         (alt / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
         for i, (key, value) in enumerate(HOSTILE_KEYS):
             one = allowed / f"k{i}"
-            one.mkdir()
-            _git(one, "init", "-q", ".")
-            (one / "a.txt").write_text("a\n")
-            (one / ".gitattributes").write_text("* filter=x diff=x\n")
-            _git(one, "add", "-A")
-            _git(one, "commit", "-q", "-m", "a")
-            (one / "a.txt").write_text("b\n")
+            _dirty_repo(one, "x")
             _git(one, "config", key, value.replace("{M}", str(markers / f"k{i}")))
     cfg = allowed / "cfg"
     cfg.mkdir()
