@@ -239,6 +239,19 @@ def _unit(ctx: ToolContext, path: str) -> ToolOutput:
         out.evidence.append(ev)
         exec_start = {"argv": unit.exec_start, "source": a.source, "line": a.line,
                       "evidence_id": ev.id}
+    removed: dict[str, Any] = {}
+    for name, (var, a) in unit.removed.items():
+        ev = config_evidence(ctx, a.source, a.line, "Service.UnsetEnvironment", a.raw)
+        out.evidence.append(ev)
+        removed[name] = {"value": var.value, "set_at": f"{var.source}:{var.line}",
+                         "source": a.source, "line": a.line, "evidence_id": ev.id}
+    user: dict[str, Any] | None = None
+    if unit.user is not None:
+        ev = config_evidence(ctx, unit.user.source, unit.user.line, "Service.User", unit.user.raw)
+        out.evidence.append(ev)
+        user = {"name": unit.user.value, "source": unit.user.source, "line": unit.user.line,
+                "evidence_id": ev.id}
     out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
-                             "exec_start": exec_start, "problems": unit.problems}
+                             "exec_start": exec_start, "unset": removed, "user": user,
+                             "problems": unit.problems}
     return out

@@ -1,5 +1,8 @@
 """systemd unit files: sections, continuation lines, comments, drop-ins and the effective
-environment (``Environment=``, then ``EnvironmentFile=``, later assignments winning).
+environment as systemd.exec(5) compiles it: ``Environment=`` (an empty assignment resets),
+then ``EnvironmentFile=`` (its settings override ``Environment=``; ``-`` marks an optional
+file), then ``UnsetEnvironment=`` as the final step (``NAME`` removes any assignment,
+``NAME=VALUE`` only that exact one); later assignments win throughout.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ class Unit:
     environment: dict[str, EnvVar] = field(default_factory=dict)
     exec_start: list[str] = field(default_factory=list)
     exec_start_at: Assignment | None = None
+    user: Assignment | None = None
+    unset: list[tuple[str, Assignment]] = field(default_factory=list)
+    removed: dict[str, tuple[EnvVar, Assignment]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
 
@@ -127,12 +133,15 @@ def parse_dotenv(text: str, source: str) -> list[EnvVar]:
 
 
 def drop_in_dirs(unit_name: str) -> list[str]:
-    kind = unit_name.rsplit(".", 1)[-1]
-    dirs = []
-    for base in UNIT_DIRS:
-        dirs.append(f"{base}/{unit_name}.d")
-        dirs.append(f"{base}/{kind}.d")
-    return dirs
+    """Drop-in directories of a unit, most specific first: ``name.service.d``, the dash-prefix
+    ones (``foo-bar.service`` also reads ``foo-.service.d``), then the type-wide
+    ``service.d``; each in /etc before /run before /usr/lib (systemd.unit(5))."""
+    stem, _, kind = unit_name.rpartition(".")
+    names = [unit_name]
+    parts = stem.split("-")
+    names += [f"{'-'.join(parts[:i])}-.{kind}" for i in range(len(parts) - 1, 0, -1)]
+    names.append(kind)
+    return [f"{base}/{n}.d" for n in names for base in UNIT_DIRS]
 
 
 def resolve_unit(
@@ -174,7 +183,17 @@ def resolve_unit(
         unit.files.append(path)
         for var in parse_dotenv(body, path):
             unit.environment[var.name] = var
+    _unset(unit)
     return unit
+
+
+def _unset(unit: Unit) -> None:
+    """UnsetEnvironment= is applied last, over everything compiled before it."""
+    for word, a in unit.unset:
+        name, eq, value = word.partition("=")
+        var = unit.environment.get(name)
+        if var is not None and (not eq or var.value == value):
+            unit.removed[name] = (unit.environment.pop(name), a)
 
 
 def _apply(unit: Unit, a: Assignment, env_files: list[tuple[str, bool]]) -> None:
@@ -191,6 +210,12 @@ def _apply(unit: Unit, a: Assignment, env_files: list[tuple[str, bool]]) -> None
         else:
             optional = a.value.startswith("-")
             env_files.append((a.value.lstrip("-"), optional))
+    elif a.key == "UnsetEnvironment":
+        if not a.value:
+            unit.unset.clear()
+        unit.unset += [(w, a) for w in shlex.split(a.value)]
+    elif a.key == "User":
+        unit.user = a
     elif a.key == "ExecStart":
         if not a.value:
             unit.exec_start, unit.exec_start_at = [], None
