@@ -90,6 +90,9 @@ class Orchestrator:
         self.config: dict[str, Any] = {}  # recorded in the trace so a replay can rebuild us
         self.tune_gc = True  # see _gc.py; set False if the host program manages the GC
         self.cache = ToolCache()
+        # Off in an exact replay: every call must be answered from its own task's recording
+        # (a cache hit from another task would finish a task the recorded run never did).
+        self.cache_tools = True
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
@@ -182,7 +185,7 @@ class Orchestrator:
 
         cat = load_catalog(task_dirs)
         return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,
-                   trace=trace)
+                   trace=trace, catalog=cat)
 
     async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
                           limits: Limits | None = None) -> Answer:
@@ -205,7 +208,8 @@ class Orchestrator:
             raise UnknownTask(f"unknown task(s) {', '.join(unknown)}; known: "
                               f"{', '.join(sorted(catalog))}")
         specs = [TaskSpec(id=n, title=catalog[n].title, objective=catalog[n].description,
-                          tools=catalog[n].tools, template=n, reason="requested by the caller")
+                          tools=catalog[n].tools, template=n, reason="requested by the caller",
+                          inputs={"question": question})
                  for n in dict.fromkeys(names)]
         return Plan(question=question, mode="catalog" if self.mode == "catalog" else "llm",
                     tasks=specs, subquestions=[SubQuestion(text=question,
@@ -279,7 +283,8 @@ class Orchestrator:
                                 data={"title": spec.title, "template": spec.template})
         self.trace.task_spans[spec.id] = span
         box = Sandbox(self.host, task_id=spec.id, tools=self.tools, allowed=spec.tools or None,
-                      cache=self.cache, trace=self.trace, parent_span=span,
+                      cache=self.cache if self.cache_tools else None, trace=self.trace,
+                      parent_span=span,
                       executor=self.executor)
         t0 = time.perf_counter()
         try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._api import build_orchestrator
 from ._config import Settings
-from ._errors import RunAborted
+from ._errors import RunAborted, TaskIncomplete
 from ._host import Host
 from ._llm._messages import ModelError, ModelRequest, ModelResponse
 from ._llm._traced import request_hash
@@ -34,7 +34,7 @@ class ReplayDiverged(RunAborted):
     """The code asked for something the trace never recorded."""
 
 
-class NotRecorded(Exception):
+class NotRecorded(TaskIncomplete):
     """A call past the end of an interrupted trace: that task stays incomplete."""
 
 
@@ -172,6 +172,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
     if not live_tools:
         orch.executor = replay_executor(rec)
+        orch.cache_tools = False
     notes = list(tf.notes)
     answer: Answer | None = None
     try:

@@ -86,7 +86,8 @@ def test_blackwell_reference_answer(capsys: pytest.CaptureFixture[str]) -> None:
     fp8 = claim_with(a, "no attention backend for this model accepts a fp8 KV cache")
     # the raise statement whose message refuses FP8 (one line above the message)
     guard = line_of(root / TRITON, '"TritonMLA V1 with FP8 KV cache not yet supported"') - 1
-    assert fp8["text"].startswith("No, even though the checkpoint recommends it")
+    assert fp8["text"].startswith("No: ")  # the question asks "would … improve": no
+    assert "even though the checkpoint recommends it" in fp8["text"]
     assert f"triton_mla.py:{guard}" in fp8["text"]
     assert any("TritonMLA V1 with FP8 KV cache not yet supported" in c["excerpt"]
                for c in cited(a, fp8))
@@ -100,10 +101,11 @@ def test_hopper_answers_flip(capsys: pytest.CaptureFixture[str]) -> None:
     a = ask(root, capsys)
     assert not a["failed_tasks"]
     text = bottom(a)
-    assert "No NCCL tuning is in effect" in text
+    assert "No: no NCCL tuning is in effect" in text
     assert "NCCL_PROTO" not in everything(a)
-    assert "no \"Custom allreduce is disabled\" warning" in text
-    assert "connected by NVLink (NV18)" in text
+    assert "vLLM's rules allow custom allreduce for vllm-deepseek.service" in text
+    assert "TP 8 with full NVLink between the TP GPUs" in text
+    assert "connected by NVLink (NV18)" in everything(a)
     fp8 = claim_with(a, "accepts a fp8 KV cache")
     assert fp8["text"].startswith("Yes") and "FLASHMLA" in fp8["text"]
     assert "compute capability 9.0" in fp8["text"] and "vLLM 0.13.0" in fp8["text"]
@@ -155,7 +157,7 @@ def test_nccl_verdict_follows_the_unit(tmp_path: Path, capsys: pytest.CaptureFix
     unit.write_text(unit.read_text().replace("Environment=NCCL_PROTO=LL\n", "")
                     .replace("Environment=NCCL_P2P_LEVEL=SYS\n", ""))
     a = ask(root, capsys)
-    assert "No NCCL tuning is in effect" in bottom(a)
+    assert "No: no NCCL tuning is in effect" in bottom(a)
     # a drop-in that sets it again is found, with its own file and line
     dropin = root / "etc/systemd/system/vllm-kimi.service.d/20-nccl.conf"
     dropin.write_text("[Service]\n# restored\nEnvironment=NCCL_PROTO=Simple\n")

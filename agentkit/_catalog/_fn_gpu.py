@@ -95,6 +95,7 @@ async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
     ctx.fact("link_types", sorted(links), ev)
     ctx.fact("gpu_count", len(matrix), ev)
     ctx.fact("crosses_sockets", "SYS" in links, ev)
+    ctx.vars["topology_matrix"] = matrix
     return {"matrix": matrix}
 
 

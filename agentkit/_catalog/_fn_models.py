@@ -4,8 +4,10 @@ and the checkpoint's quantization (and the KV-cache dtype it recommends)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from .._hostmodel import HostModel, Server, journal_argv
 from ._knowledge import ARCH_KEYS, BF16_BYTES
 from ._recipe import RecipeContext, StepFailed, recipe_function
 
@@ -87,15 +89,45 @@ def _model_fact(ctx: RecipeContext, name: str, path: str, model: dict[str, Any])
     ctx.vars[name] = model
 
 
-@recipe_function("previous_models")
-async def previous_models(ctx: RecipeContext) -> list[str]:
-    """Other model directories next to the served one (same parent, or one level up).
-    Needs: model_path. Sets: previous_model_paths."""
-    served = ctx.need("model_path", "serve_flags").value.rstrip("/")
-    if "previous_model" in ctx.spec.inputs:
-        paths = [str(ctx.spec.inputs["previous_model"])]
-        ctx.fact("previous_model_paths", paths, [])
-        return paths
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def named_in(question: str, model_dir: str) -> bool:
+    """Whether the question names this model: the leading words of its directory name
+    (for "Foo-7B-Instruct": "foo 7b") appear in the question, in order."""
+    name = _tokens(model_dir.rstrip("/").rsplit("/", 1)[-1])
+    words = _tokens(question)
+    head = name[: 2 if len(name) > 1 else 1]
+    return any(words[i : i + len(head)] == head for i in range(len(words)))
+
+
+_JOURNAL_MODEL = re.compile(r"model='([^']+)'|'model': '([^']+)'|Starting to load model (\S+?)"
+                            r"\.{0,3}$|\bserve (/\S+)")
+
+
+async def _journal_models(ctx: RecipeContext, served: str) -> list[tuple[str, str]]:
+    """Models the serving unit's journal shows it served before (latest last), each with
+    the evidence of its last mention."""
+    unit = ctx.facts["unit"].value["name"] if "unit" in ctx.facts else None
+    if unit is None:
+        return []
+    out = await ctx.tool("run_command", optional=True, argv=journal_argv(unit))
+    if not out or out["exit_code"] != 0:
+        return []
+    seen: dict[str, str] = {}
+    lines = out["stdout"].splitlines()
+    for n, line in enumerate(lines, 1):
+        for m in _JOURNAL_MODEL.finditer(line):
+            path = next(g for g in m.groups() if g).rstrip("/")
+            if path != served and path.startswith("/"):
+                seen.pop(path, None)
+                seen[path] = ctx.cite("command", f"$ {' '.join(out['argv'])} [exit "
+                                      f"{out['exit_code']}] line {n}", line.strip(), line)
+    return list(seen.items())
+
+
+async def _model_dirs(ctx: RecipeContext, served: str) -> tuple[list[str], list[str]]:
     parent = served.rsplit("/", 1)[0] or "/"
     grand = parent.rsplit("/", 1)[0] or "/"
     patterns = {f"{parent}/*/config.json", f"{grand}/*/*/config.json", f"{grand}/*/config.json"}
@@ -107,9 +139,56 @@ async def previous_models(ctx: RecipeContext) -> list[str]:
             ev.append(listing["evidence_id"])
             found.update(p.rsplit("/", 1)[0] for p in listing["paths"])
     found.discard(served)
-    paths = sorted(found)
-    ctx.fact("previous_model_paths", paths, ev)
+    return sorted(found), ev
+
+
+@recipe_function("previous_models")
+async def previous_models(ctx: RecipeContext) -> list[str]:
+    """The earlier deployment's model, decided from evidence in this order: the model the
+    question names; the model another (older, disabled or stopped) unit serves; the model the
+    serving unit's journal shows it served before; the only other model directory. Otherwise
+    none is compared and the candidates are listed. Needs: model_path.
+    Sets: previous_model_paths, previous_choice."""
+    served = ctx.need("model_path", "serve_flags").value.rstrip("/")
+    if "previous_model" in ctx.spec.inputs:
+        paths = [str(ctx.spec.inputs["previous_model"])]
+        ctx.fact("previous_model_paths", paths, [])
+        ctx.fact("previous_choice", {"path": paths[0], "why": "given by the caller",
+                                     "candidates": paths}, [])
+        return paths
+    dirs, ev = await _model_dirs(ctx, served)
+    model: HostModel | None = ctx.vars.get("host_model")
+    others = {s.model_path: s for s in (model.servers if model else [])
+              if s.model_path and s.model_path != served}
+    candidates = sorted(set(dirs) | set(others))
+    question = str(ctx.spec.inputs.get("question", ""))
+    chosen, why, cite = _decide(question, candidates, others)
+    if chosen is None:
+        history = await _journal_models(ctx, served)
+        if history:
+            chosen, last_ev = history[-1]
+            why = f"the journal of the serving unit shows it served {chosen} before"
+            cite = [last_ev]
+    if chosen is None and len(candidates) == 1:
+        chosen = candidates[0]
+        why = ("the only other model on the host; no unit, journal line or question names the "
+               "model served before, so this comparison assumes it")
+    paths = [chosen] if chosen else []
+    ctx.fact("previous_model_paths", paths, ev + cite)
+    ctx.fact("previous_choice", {"path": chosen, "why": why, "candidates": candidates,
+                                 "names": [display_name(c) for c in candidates]}, ev + cite)
     return paths
+
+
+def _decide(question: str, candidates: list[str], others: dict[str, Server]
+            ) -> tuple[str | None, str, list[str]]:
+    named = [c for c in candidates if named_in(question, c)]
+    if len(named) == 1:
+        return named[0], "the question names it", []
+    if len(others) == 1:
+        path, s = next(iter(others.items()))
+        return path, f"{s.name} ({s.state.value}) serves it", list(s.argv_evidence)
+    return None, "", []
 
 
 _ROWS = [
@@ -151,7 +230,11 @@ async def model_diff(ctx: RecipeContext) -> dict[str, Any]:
             ctx.errors.append(f"earlier model {p} unreadable: {exc}")
     if len(models) < 2:
         ctx.fact("previous", None, ctx.facts["previous_model_paths"].evidence)
-        raise StepFailed("no earlier model directory found beside the served one")
+        cands = ctx.facts["previous_choice"].value["names"] if "previous_choice" in ctx.facts \
+            else []
+        raise StepFailed("which model served before is not established: " + (
+            f"candidates {', '.join(cands)}, and no unit, journal line or question says which"
+            if cands else "no other model is on the host"))
     _prev_name, prev = models[1]
     _model_fact(ctx, "previous", prev["path"]["value"], prev)
     columns = ["", *[f"{n} (serving)" if i == 0 else n for i, (n, _) in enumerate(models)]]

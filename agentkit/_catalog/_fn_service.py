@@ -6,137 +6,115 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._knowledge import NCCL_VARS, SERVE_FLAGS
+from .._hostmodel import NOT_TUNING, HostModel, Server, build_host_model, journal_argv
+from .._hostmodel import parse_serve_args as parse_serve_args
+from ._knowledge import NCCL_VARS
 from ._recipe import RecipeContext, StepFailed, recipe_function
 
-_UNIT_GLOBS = ("/etc/systemd/system/*.service", "/run/systemd/system/*.service",
-               "/usr/local/lib/systemd/system/*.service", "/usr/lib/systemd/system/*.service",
-               "/lib/systemd/system/*.service")
-_ENGINES = (("vllm", re.compile(r"(^|/)vllm$|vllm\.entrypoints")),
-            ("sglang", re.compile(r"sglang\.launch_server|(^|/)sglang$")))
+
+def _ambiguity(model: HostModel) -> str:
+    parts = []
+    for s in model.candidates:
+        tuning = ", ".join(f"{k}={v.value} ({v.where})" for k, v in sorted(s.tuning.items()))
+        parts.append(f"{s.name} serves {s.model_path or 'an unnamed model'} with TP {s.tp}, "
+                     f"{s.state.value}, {_enabled(s)}; NCCL tuning: {tuning or 'none'}")
+    return (f"Ambiguous: the host does not decide which unit serves the current deployment "
+            f"({model.decision}). Per unit: " + "; ".join(parts) + ".")
 
 
-def engine_of(argv: list[str]) -> str | None:
-    for name, pattern in _ENGINES:
-        if any(pattern.search(a) for a in argv[:4]):
-            return name
-    return None
+def _enabled(s: Server) -> str:
+    return {True: "enabled", False: "disabled", None: "enablement unknown"}[s.state.enabled]
 
 
 @recipe_function("serving_unit")
 async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
-    """Find the systemd unit whose ExecStart runs an inference server (vLLM or SGLang).
+    """The host model, and the unit that serves the current deployment.
 
-    Sets facts: unit, exec_start, engine, environment.
-    """
-    found: list[dict[str, Any]] = []
-    for pattern in _UNIT_GLOBS:
-        listing = await ctx.tool("glob", pattern=pattern)
-        for path in (listing or {}).get("paths", []):
-            parsed = await ctx.tool("parse_config", optional=True, path=path, format="systemd")
-            if not parsed:
-                continue
-            eff = parsed["effective"]
-            start = eff.get("exec_start")
-            if start and engine_of(start["argv"]):
-                found.append(parsed)
-    if not found:
-        raise StepFailed("no systemd unit runs vLLM or SGLang (looked in "
-                         f"{', '.join(_UNIT_GLOBS)})")
-    unit = found[0]
-    eff = unit["effective"]
-    start = eff["exec_start"]
-    ev = [start["evidence_id"]]
-    ctx.fact("unit", {"name": eff["unit"], "path": unit["path"], "files": eff["files"],
-                      "others": [u["effective"]["unit"] for u in found[1:]]}, ev)
-    ctx.fact("exec_start", {"argv": start["argv"], "source": start["source"],
-                            "line": start["line"]}, ev)
-    ctx.fact("engine", engine_of(start["argv"]), ev)
-    env = eff["environment"]
-    ctx.fact("environment", {k: v["value"] for k, v in env.items()},
-             [v["evidence_id"] for v in env.values()])
-    ctx.vars["unit_env"] = env
-    return unit
-
-
-def parse_serve_args(argv: list[str]) -> dict[str, Any]:
-    """Flags of ``vllm serve MODEL …`` / ``python -m …api_server --model MODEL …``."""
-    out: dict[str, Any] = {}
-    args = argv[1:]
-    if args and args[0] == "serve":
-        args = args[1:]
-        if args and not args[0].startswith("-"):
-            out["model"] = args[0]
-            args = args[1:]
-    i = 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if not a.startswith("-"):
-            continue
-        name, eq, value = a.partition("=")
-        key = SERVE_FLAGS.get(name)
-        if key is None:
-            continue
-        takes_value = not key.endswith("!")
-        key = key.rstrip("!")
-        if not takes_value:
-            out[key] = True
-        elif eq:
-            out[key] = value
-        elif i < len(args):
-            out[key] = args[i]
-            i += 1
-    return out
+    Sets facts: host, unit, exec_start, engine, environment, server_state; says ambiguous
+    (naming every candidate, per unit) when the host does not decide."""
+    model = await build_host_model(ctx)
+    ctx.vars["host_model"] = model
+    ctx.fact("host", {"servers": [s.summary() for s in model.servers],
+                      "current": model.current.name if model.current else None,
+                      "ambiguous": [s.name for s in model.candidates],
+                      "decision": model.decision}, model.evidence)
+    if model.ambiguous:
+        ev = sorted({e for s in model.candidates for e in s.evidence
+                     + [x for t in s.tuning.values() for x in t.evidence]})
+        ctx.alert(_ambiguity(model), ev)
+        raise StepFailed(f"ambiguous: {model.decision}")
+    server = model.current
+    if server is None:
+        where = ", ".join(f"{d}/*.service" for d in model.looked_in)
+        raise StepFailed(f"no systemd unit starts vLLM, SGLang or TensorRT-LLM (looked in "
+                         f"{where}, following start scripts)")
+    ctx.vars["server"] = server
+    ev = list(server.argv_evidence)
+    ctx.fact("unit", {"name": server.name, "path": server.path, "files": server.files,
+                      "script": server.script, "decision": model.decision,
+                      "others": [s.name for s in model.servers if s is not server]},
+             server.evidence)
+    ctx.fact("exec_start", {"argv": server.argv, "source": server.argv_source,
+                            "line": server.argv_line}, ev)
+    ctx.fact("engine", server.engine, ev)
+    ctx.fact("environment", {k: v.value for k, v in server.env.items()},
+             [e for v in server.env.values() for e in v.evidence])
+    st = server.state
+    ctx.fact("server_state", {"value": st.value, "detail": st.detail, "enabled": st.enabled,
+                              "restarts": st.restarts},
+             st.evidence + ([server.failure] if server.failure else []))
+    if st.value in ("crash-looping", "failed", "stopped"):
+        ctx.alert(f"{server.name} is not serving: it is {st.value} ({st.detail})"
+                  + (". Its journal's last failure is cited." if server.failure else "."),
+                  ctx.facts["server_state"].evidence)
+    return {"unit": server.name}
 
 
 @recipe_function("serve_flags")
 async def serve_flags(ctx: RecipeContext) -> dict[str, Any]:
-    """Parallelism, KV-cache dtype, context length, quantization and allreduce flags from
-    ExecStart. Needs: exec_start. Sets: serve_args, model_path, kv_cache_dtype, tensor_parallel."""
-    start = ctx.need("exec_start", "serving_unit")
-    flags = parse_serve_args(start.value["argv"])
-    ev = start.evidence
+    """Parallelism, KV-cache dtype, context length, quantization and allreduce flags of the
+    serving command. Needs: serving_unit. Sets: serve_args, model_path, kv_cache_dtype,
+    tensor_parallel."""
+    ctx.need("exec_start", "serving_unit")
+    server: Server = ctx.vars["server"]
+    flags = server.flags
+    ev = ctx.facts["exec_start"].evidence
     ctx.fact("serve_args", flags, ev)
     if "model" not in flags:
-        raise StepFailed("ExecStart names no model (no positional MODEL, no --model)")
-    ctx.fact("model_path", flags["model"], ev)
+        raise StepFailed("the serving command names no model (no positional MODEL, no "
+                         "--model/--model-path)")
+    ctx.fact("model_path", server.model_path, ev)
     ctx.fact("kv_cache_dtype", flags.get("kv_cache_dtype", "auto"), ev)
     ctx.fact("kv_cache_dtype_explicit", "kv_cache_dtype" in flags, ev)
-    ctx.fact("tensor_parallel", int(flags.get("tensor_parallel_size", 1)), ev)
+    ctx.fact("tensor_parallel", server.tp, ev)
     ctx.fact("custom_allreduce_flag_off", bool(flags.get("disable_custom_all_reduce")), ev)
     return flags
 
 
 @recipe_function("nccl_settings")
 async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
-    """Every NCCL_* setting from the unit (Environment=, drop-ins, EnvironmentFile=) and
-    /etc/nccl.conf, each with its source line and meaning. Needs: unit (serving_unit)."""
+    """Every NCCL_* setting in effect for the serving process, resolved as NCCL does
+    (environment from the unit, its drop-ins, EnvironmentFile= and start script, minus
+    UnsetEnvironment=; then NCCL_CONF_FILE or ~/.nccl.conf; then /etc/nccl.conf), each with its
+    source line and meaning. Needs: serving_unit."""
     ctx.need("unit", "serving_unit")
-    settings: dict[str, dict[str, Any]] = {}
-    conf = await ctx.tool("parse_config", optional=True, path="/etc/nccl.conf", format="dotenv")
-    for e in (conf or {}).get("entries", []):
-        if e["key"].startswith("NCCL_"):
-            settings[e["key"]] = {"name": e["key"], "value": str(e["value"]),
-                                  "source": e["source"], "line": e["line"], "comment": "",
-                                  "evidence_id": e["evidence_id"], "origin": "nccl.conf"}
-    # The unit's environment wins over /etc/nccl.conf (NCCL reads the environment first).
-    for name, v in ctx.vars.get("unit_env", {}).items():
-        if name.startswith("NCCL_"):
-            settings[name] = {"name": name, "value": v["value"], "source": v["source"],
-                              "line": v["line"], "comment": v["comment"],
-                              "evidence_id": v["evidence_id"], "origin": "unit"}
+    server: Server = ctx.vars["server"]
     rows = []
-    for s in sorted(settings.values(), key=lambda s: (s["source"], s["line"])):
-        s["meaning"] = NCCL_VARS.get(s["name"], "not a variable agentkit knows; see NCCL docs")
-        rows.append(s)
-    tuning = [s for s in rows if s["name"] not in ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS")]
-    ctx.fact("nccl_settings", rows, [s["evidence_id"] for s in rows])
-    ctx.fact("nccl_tuning", tuning, [s["evidence_id"] for s in tuning])
-    other = [s for s in rows if s not in tuning]
-    ctx.fact("nccl_other", other, [s["evidence_id"] for s in other])
-    ctx.fact("nccl_sources", ctx.facts["unit"].value["files"] + ["/etc/nccl.conf"],
-             ctx.facts["unit"].evidence)
+    for s in sorted(server.nccl.values(), key=lambda s: (s.source, s.line)):
+        row = s.as_dict()
+        row["meaning"] = NCCL_VARS.get(s.name, "not a variable agentkit knows; see NCCL docs")
+        rows.append(row)
+    tuning = [r for r in rows if r["name"] not in NOT_TUNING]
+    other = [r for r in rows if r["name"] in NOT_TUNING]
+    ctx.fact("nccl_settings", rows, [r["evidence_id"] for r in rows])
+    ctx.fact("nccl_tuning", tuning, [r["evidence_id"] for r in tuning])
+    ctx.fact("nccl_other", other, [r["evidence_id"] for r in other])
+    removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where}
+               for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
+    ctx.fact("nccl_removed", removed,
+             [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),
+                              *server.nccl_checked], ctx.facts["unit"].evidence)
     return rows
 
 
@@ -156,7 +134,7 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
     """What the server said at start: attention backend, custom allreduce, KV cache size,
     errors. Reads `journalctl -u UNIT` (live or captured). Needs: unit."""
     unit = ctx.need("unit", "serving_unit").value["name"]
-    argv = ["journalctl", "-u", unit, "-n", "2000", "--no-pager"]
+    argv = journal_argv(unit)
     out = await ctx.tool("run_command", argv=argv)
     assert out is not None
     shown = " ".join(argv)
@@ -181,9 +159,9 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
         elif key == "custom_allreduce_disabled":
             value = {"disabled": True, "reason": groups[0]}
         ctx.fact(key, value, [ev])
-    if "custom_allreduce_disabled" not in found:
-        ctx.fact("custom_allreduce_disabled", {"disabled": False, "reason": ""},
-                 [out["evidence_id"]])
+    # Silence is not a verdict: the log may not cover the start, or vLLM may not say it.
+    covers = any(k in found for k in ("vllm_version_logged", "attention_backend"))
+    ctx.fact("log_covers_start", covers, [out["evidence_id"]])
     err_ev = [ctx.cite("command", f"$ {shown} [exit {out['exit_code']}] line {n}", ln.strip(), ln)
               for n, ln in errors[:5]]
     ctx.fact("log_errors", [ln.strip() for _, ln in errors[:5]], err_ev or [out["evidence_id"]])

@@ -66,6 +66,20 @@ async def software_stack(ctx: RecipeContext) -> dict[str, Any]:
     return out
 
 
+async def _find_source(ctx: RecipeContext, site: str, pattern: str, likely: list[str],
+                       accept: Any = None) -> str | None:
+    """The installed file that holds ``pattern``: the places this vLLM's releases used
+    first, then a search of the whole package (a release that moved the file still gets a
+    verdict). ``accept(text)`` can reject a match that is not the real thing."""
+    for where in [*likely, f"{site}/vllm"]:
+        hits = await ctx.tool("grep", optional=True, pattern=pattern, path=where,
+                              max_matches=20)
+        for path in sorted({m["path"] for m in (hits or {}).get("matches", [])}):
+            if accept is None or accept((await _source(ctx, path))[0]):
+                return path
+    return None
+
+
 async def _source(ctx: RecipeContext, path: str) -> tuple[str, list[str]]:
     data = await ctx.tool("read_file", path=path)
     assert data is not None
@@ -88,15 +102,25 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     recommendation, else fp8): reads the priority list, each backend's
     supported_kv_cache_dtypes and compute-capability test, and any FP8 refusal guards.
     Needs: compute_capability, vllm_site, served_model."""
+    engine = ctx.facts.get("engine")
+    if engine is not None and engine.value not in (None, "vllm"):
+        raise StepFailed(f"the server runs {engine.value}, and agentkit reads only vLLM's "
+                         "attention-backend source so far: undetermined for this engine")
     cc = ctx.need("compute_capability", "gpu_inventory")
     site = ctx.need("vllm_site", "vllm_install").value
     model = ctx.need("served_model", "model_architecture").value
     rec = ctx.facts.get("kv_cache_recommended")
-    target = (dtype or (rec.value if rec and rec.value else "") or "fp8").lower()
+    flag = ctx.facts.get("kv_cache_dtype")
+    explicit = str(flag.value) if flag and str(flag.value).startswith("fp8") else ""
+    target = (dtype or explicit or (rec.value if rec and rec.value else "") or "fp8").lower()
     major, minor = (int(x) for x in str(cc.value).split(".")[:2])
     use_mla = model.get("kv_lora_rank") is not None
     use_sparse = model.get("index_topk") is not None
-    cuda_path = f"{site}/vllm/platforms/cuda.py"
+    cuda_path = await _find_source(ctx, site, r"def _get_backend_priorities\b",
+                                   [f"{site}/vllm/platforms/cuda.py"])
+    if cuda_path is None:
+        raise StepFailed(f"no _get_backend_priorities in the installed vLLM under {site}/vllm "
+                         "(this version chooses backends another way): undetermined")
     src, lines = await _source(ctx, cuda_path)
     names, ret_line, fn_line = backend_priorities(src, use_mla, major, minor)
     if names is None:
@@ -105,7 +129,14 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     end = next((i for i in range(ret_line, len(lines)) if lines[i - 1].strip().startswith("]")),
                ret_line)
     prio_ev = _cite_line(ctx, cuda_path, lines, ret_line, end)
-    reg_path = f"{site}/vllm/attention/backends/registry.py"
+    reg_path = await _find_source(
+        ctx, site, r"^class \w*Backend\w*\(.*Enum",
+        [f"{site}/vllm/attention/backends/registry.py",
+         f"{site}/vllm/v1/attention/backends/registry.py"],
+        accept=lambda text: any(n in registry_paths(text) for n in names))
+    if reg_path is None:
+        raise StepFailed(f"no backend registry naming {', '.join(names)} found under "
+                         f"{site}/vllm: undetermined")
     reg_src, reg_lines = await _source(ctx, reg_path)
     paths = registry_paths(reg_src)
     backends: list[BackendInfo] = []
@@ -152,7 +183,25 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     ctx.fact("kv_dtype_guarded", [{"name": r["name"], "guards": r["guards"]} for r in guarded],
              [e for r in guarded for e in evidence[r["name"]]])
     _ = fn_line
+    _kv_verdict(ctx, target, chosen is not None, fp8_ev)
     return {"backends": rows}
+
+
+def _kv_verdict(ctx: RecipeContext, target: str, accepted: bool, ev: list[str]) -> None:
+    """yes / no / already-on / broken: whether the dtype is accepted, whether the server
+    already asks for it, and whether it is up."""
+    flag = ctx.facts.get("kv_cache_dtype")
+    state = ctx.facts.get("server_state")
+    asked = bool(flag and str(flag.value).startswith("fp8") and target.startswith("fp8"))
+    down = bool(state and state.value["value"] in ("crash-looping", "failed"))
+    if asked and down:
+        label = "broken"
+    elif asked:
+        label = "already-on" if accepted else "no"
+    else:
+        label = "yes" if accepted else "no"
+    extra = (flag.evidence if flag else []) + (state.evidence if state and asked else [])
+    ctx.fact("kv_verdict", label, ev + extra)
 
 
 def _judge(b: BackendInfo, target: str, use_sparse: bool) -> dict[str, Any]:

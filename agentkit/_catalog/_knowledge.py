@@ -25,33 +25,6 @@ NCCL_VARS: dict[str, str] = {
     "NCCL_DEBUG_SUBSYS": "which subsystems log at INFO",
 }
 
-# vLLM/SGLang serve flags that matter to these investigations → key in serve_args.
-# A trailing "!" marks a flag that takes no value.
-SERVE_FLAGS: dict[str, str] = {
-    "--model": "model",
-    "--model-path": "model",
-    "--tensor-parallel-size": "tensor_parallel_size",
-    "-tp": "tensor_parallel_size",
-    "--tp": "tensor_parallel_size",
-    "--tp-size": "tensor_parallel_size",
-    "--pipeline-parallel-size": "pipeline_parallel_size",
-    "-pp": "pipeline_parallel_size",
-    "--data-parallel-size": "data_parallel_size",
-    "-dp": "data_parallel_size",
-    "--kv-cache-dtype": "kv_cache_dtype",
-    "--max-model-len": "max_model_len",
-    "--context-length": "max_model_len",
-    "--quantization": "quantization",
-    "-q": "quantization",
-    "--dtype": "dtype",
-    "--disable-custom-all-reduce": "disable_custom_all_reduce!",
-    "--enable-expert-parallel": "enable_expert_parallel!",
-    "--speculative-config": "speculative_config",
-    "--gpu-memory-utilization": "gpu_memory_utilization",
-    "--attention-backend": "attention_backend",
-    "--served-model-name": "served_model_name",
-}
-
 # Config keys by meaning, first match wins (MLA-style MoE configs, Mixtral-style, …).
 ARCH_KEYS: dict[str, tuple[str, ...]] = {
     "num_hidden_layers": ("num_hidden_layers", "n_layers", "num_layers"),

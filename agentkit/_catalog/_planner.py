@@ -15,7 +15,14 @@ from ._template import TaskTemplate
 
 _SPELLINGS = [
     (r"\bk\s*/\s*v\b", "kv"), (r"\ball[\s-]+reduce", "allreduce"),
-    (r"\bkv[-_ ]?cache", "kv cache"), (r"\bnvlink", "nvlink"), (r"[_-]", " "),
+    (r"\bkv[-_ ]?cache", "kv cache"), (r"\bnvlink", "nvlink"),
+    # units and synonyms: an 8-bit float KV cache is fp8 whatever it is called
+    (r"\b(?:fp8[\s_-]?)?e[45]m[23]\b|\b8[\s-]?bits?\b|\bfloat8\b|\bfp8[\s_-]?(?:e4m3|e5m2)\b",
+     "fp8"),
+    (r"\battention[\s-]+cache\b|\bkey[\s/-]*value[\s-]+cache\b", "kv cache"),
+    (r"\bkv\b(?![\s_-]*cache)", "kv cache"),
+    (r"\bcomms?\b|\bcommunication\b|\bcollectives?\b", "nccl"),
+    (r"[_-]", " "),
 ]
 
 
@@ -30,8 +37,14 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+# "…, and what is X?" inside one sentence is a second question: split before the joining word.
+_JOINED = re.compile(r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:what|which|how|why|where|when|"
+                     r"who|is|are|does|do|did|would|will|can|could|should)\b)", re.I)
+
+
 def split_question(question: str) -> list[str]:
     parts = re.split(r"(?<=\?)\s+|(?<=[.;!])\s+(?=[A-Z])", question.strip())
+    parts = [q for p in parts for q in _JOINED.split(p)]
     return [p.strip() for p in parts if len(p.strip()) > 2]
 
 
@@ -86,14 +99,15 @@ class CatalogPlanner:
             for comp in self.catalog[name].companions:
                 chosen.setdefault(comp, f"supports {name}")
         order = sorted(chosen, key=lambda name: self.catalog[name].priority)[: self.max_tasks]
-        tasks = [self._task(name, chosen[name]) for name in order]
+        tasks = [self._task(name, chosen[name], question) for name in order]
         return Plan(question=question, mode="catalog", tasks=tasks,
                     subquestions=subquestions, notes=notes)
 
-    def _task(self, name: str, reason: str) -> TaskSpec:
+    def _task(self, name: str, reason: str, question: str) -> TaskSpec:
         tpl = self.catalog[name]
+        # The question travels with the task: a recipe may need what it names (a model).
         return TaskSpec(id=name, title=tpl.title, objective=tpl.description, tools=tpl.tools,
-                        template=name, reason=reason)
+                        template=name, reason=reason, inputs={"question": question})
 
     def _cannot(self, question: str) -> str:
         lines = [f"The task catalog has nothing that matches {question!r}. In catalog mode "

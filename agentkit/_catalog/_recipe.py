@@ -75,6 +75,7 @@ class RecipeContext:
         self.facts: dict[str, Fact] = {}
         self.vars: dict[str, Any] = {}
         self.errors: list[str] = []
+        self.alerts: list[Finding] = []
         self.step = 0
         self._index = 0
 
@@ -98,6 +99,13 @@ class RecipeContext:
         f = Fact(value=value, evidence=sorted(set(evidence or [])))
         self.facts[name] = f
         return f
+
+    def alert(self, claim: str, evidence: list[str]) -> None:
+        """A finding any task must lead with, whatever its template says (the server is
+        down, the host does not decide which unit serves)."""
+        if all(a.claim != claim for a in self.alerts):
+            self.alerts.append(Finding(claim=claim, evidence=sorted(set(evidence)),
+                                       headline=True))
 
     def need(self, name: str, producer: str) -> Fact:
         if name not in self.facts:
@@ -137,8 +145,14 @@ class RecipeRunner:
         findings, headline = _findings(tpl, ctx, quiet=status != "ok")
         if not findings and status == "ok":
             status = "partial"
+        if tpl.verdict is not None:
+            _verdict(tpl, ctx, headline, findings)
+        if ctx.alerts:
+            ctx.fact("alerts", len(ctx.alerts), [e for a in ctx.alerts for e in a.evidence])
+        findings = ctx.alerts + findings
         usage = Usage(tool_calls=box.calls, wall_s=round(time.perf_counter() - t0, 6))
-        summary = headline or (ctx.errors[0] if ctx.errors else tpl.title)
+        summary = (ctx.alerts[0].claim if ctx.alerts else headline) or (
+            ctx.errors[0] if ctx.errors else tpl.title)
         return TaskResult(task_id=spec.id, status=status, summary=summary, findings=findings,
                           facts=ctx.facts, evidence=box.evidence_list(),
                           errors=ctx.errors, usage=usage)
@@ -177,6 +191,26 @@ def _cited(ctx: RecipeContext, names: list[str]) -> list[str]:
             raise StepFailed(f"cite names {name!r}, which is neither a fact nor a saved tool "
                              "result")
     return out
+
+
+def _verdict(tpl: TaskTemplate, ctx: RecipeContext, headline: str,
+             findings: list[Finding]) -> None:
+    """Record the task's answer to a yes/no question about its subject, with the claim that
+    carries it; a condition over facts the recipe never established is "undetermined"."""
+    assert tpl.verdict is not None
+    try:
+        raw = _expr(tpl.verdict.value)(**ctx.scope())
+    except Exception:  # a fact it needs was not established
+        raw = None
+    if isinstance(raw, str):
+        label = raw
+    else:
+        label = "undetermined" if raw is None else ("yes" if raw else "no")
+    if not headline:
+        label = "undetermined"
+    claim = next((f for f in findings if f.claim == headline), None)
+    ctx.fact("verdict", {"answer": label, "about": tpl.verdict.about, "claim": headline},
+             claim.evidence if claim else [])
 
 
 def _render_value(value: Any, scope: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._citations import evidence_index, finalize
 from .._types import Answer, Cell, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
+from ._framing import frame, is_question
 
 
 class TemplateSynthesizer:
@@ -19,20 +20,28 @@ class TemplateSynthesizer:
         for n, sub in enumerate(plan.subquestions, 1):
             claims: list[Claim] = []
             before = len(bottom)
-            for tid in sub.tasks:
-                r = by_id.get(tid)
-                if r is None:
-                    continue
-                for f in r.findings:
-                    if f.headline and tid not in used:
-                        bottom.append(Claim(text=f.claim,
-                                            evidence=list(f.evidence)))
+            matched = [by_id[t] for t in sub.tasks if t in by_id]
+            framed = frame(sub.text, matched)
+            lead = framed.claim.text.split(": ", 1)[-1] if framed else None
+            alerts = [Claim(text=f.claim, evidence=list(f.evidence)) for r in matched
+                      for f in r.findings[: _alert_count(r)]]
+            bottom += [a for a in alerts if a.text not in {b.text for b in bottom}]
+            if framed:
+                bottom.append(framed.claim)
+            for r in matched:
+                tid = r.task_id
+                for f in r.findings[_alert_count(r):]:
+                    if f.headline and tid not in used and not _same(f.claim, lead):
+                        bottom.append(Claim(text=f.claim, evidence=list(f.evidence)))
                     if tid not in used or f.headline:
                         claims.append(Claim(text=f.claim, evidence=list(f.evidence)))
                 used.add(tid)
-            if len(bottom) == before and sub.tasks:
-                bottom.append(_not_established(sub.text, [by_id[t] for t in sub.tasks
-                                                          if t in by_id]))
+            if not sub.tasks and is_question(sub.text):
+                bottom.append(Claim(text=f"Not answered: {sub.text!r} matches no task in the "
+                                         "catalog, so catalog mode cannot answer it (an LLM "
+                                         "endpoint can)."))
+            elif len(bottom) == before:
+                bottom.append(_not_established(sub.text, matched))
             title = f"Question {n}: {sub.text}" if len(plan.subquestions) > 1 else sub.text
             sections.append(Section(title=title, claims=_dedupe(claims), tasks=sub.tasks))
         support = [Claim(text=f.claim, evidence=list(f.evidence))
@@ -54,6 +63,19 @@ class TemplateSynthesizer:
             failed_tasks=[r.task_id for r in failed], notes=notes,
             usage=sum((r.usage for r in results), Usage()))
         return finalize(answer, evidence_index(results))
+
+
+def _alert_count(r: TaskResult) -> int:
+    """Alerts lead a task's findings (see RecipeContext.alert); the result records them as
+    the leading findings that are not the template's own."""
+    alerts = r.facts.get("alerts")
+    return int(alerts.value) if alerts is not None and isinstance(alerts.value, int) else 0
+
+
+def _same(claim: str, lead: str | None) -> bool:
+    if lead is None:
+        return False
+    return claim == lead or claim[:1].lower() + claim[1:] == lead
 
 
 def _not_established(question: str, results: list[TaskResult]) -> Claim:

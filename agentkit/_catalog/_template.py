@@ -66,6 +66,16 @@ class FindingSpec(_Strict):
     headline: bool = False
 
 
+class Verdict(_Strict):
+    """How the task answers a yes/no question about its subject: ``about`` lists the words
+    that name the subject in a question, ``value`` is an expression over the facts that is
+    true (the subject holds), false, none (not established) or a label such as
+    ``already-on``. The answer's wording (yes/no, "not lost", …) follows the question."""
+
+    about: list[str] = Field(min_length=1)
+    value: str
+
+
 class TaskTemplate(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
     title: str
@@ -75,6 +85,7 @@ class TaskTemplate(_Strict):
     tools: list[str]
     steps: list[Step] = Field(min_length=1)
     findings: list[FindingSpec] = Field(default_factory=list)
+    verdict: Verdict | None = None
     summary: str = ""
     priority: int = 50
     llm_hints: str = ""

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import orjson
 
-from .._errors import RunAborted
+from .._errors import RunAborted, TaskIncomplete
 from .._host import Host
 from .._tool import Tool, ToolContext, ToolError, ToolOutput
 from .._trace import Trace
@@ -146,7 +146,13 @@ class Sandbox:
         self.calls += 1
         span = self.trace.start("tool", parent=self.parent_span, task=self.task_id, step=step,
                                 data={"tool": name, "args": args, "index": index})
-        result = await self._call(name, args, step, index)
+        try:
+            result = await self._call(name, args, step, index)
+        except TaskIncomplete as exc:  # the span still closes, saying why
+            self.trace.end(span, "tool", task=self.task_id, step=step, data={
+                "tool": name, "index": index, "ok": False, "error": str(exc), "data": {},
+                "cached": False, "evidence": []})
+            raise
         for ev in result.evidence:
             self.add_evidence(ev)
         self.trace.end(span, "tool", task=self.task_id, step=step, data={
@@ -174,7 +180,7 @@ class Sandbox:
                 out, cached = await run(), False
         except ToolError as exc:
             return ToolCall(name, args, ok=False, error=redact(str(exc)))
-        except RunAborted:
+        except (RunAborted, TaskIncomplete):
             raise
         except Exception as exc:  # a tool bug must not take the subagent down
             return ToolCall(name, args, ok=False,

@@ -24,10 +24,13 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                                     processors=[structlog.processors.add_log_level,
                                                 structlog.dev.ConsoleRenderer(colors=False)])
     starts: dict[str, float] = {}
+    seen: set[tuple[str, str]] = set()
+    mode = {"catalog": True}
 
     def on_event(ev: dict[str, Any]) -> None:
         kind, phase, data = ev["kind"], ev["phase"], ev["data"]
         if kind == "plan":
+            mode["catalog"] = data["mode"] == "catalog"
             log.info("plan", mode=data["mode"], tasks=[t["id"] for t in data["tasks"]])
         elif kind == "task" and phase == "start":
             starts[ev["span"]] = ev["ts"]
@@ -39,8 +42,14 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                   s=round(ev["ts"] - starts.get(ev["span"], ev["ts"]), 3),
                   tool_calls=r["usage"]["tool_calls"], llm_calls=r["usage"]["llm_calls"])
         elif kind == "tool" and phase == "end" and not data.get("ok"):
-            log.warning("tool refused", task=ev["task"], tool=data["tool"],
-                        error=data.get("error", "")[:200])
+            # Once per distinct refusal: tasks of a run share reads, so they share refusals.
+            # A recipe expects some (a capture a snapshot lacks): those are not warnings.
+            key = (data["tool"], data.get("error", ""))
+            if key not in seen:
+                seen.add(key)
+                level = log.info if mode["catalog"] else log.warning
+                level("tool refused", task=ev["task"], tool=data["tool"],
+                      error=data.get("error", "")[:200])
         elif kind == "llm" and phase == "end":
             if "error" in data:
                 log.warning("model call failed", task=ev["task"], step=ev["step"],

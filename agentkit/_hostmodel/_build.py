@@ -1,0 +1,226 @@
+"""Building the host model: every systemd unit that starts an inference engine (directly or
+through a start script), its effective argv and environment with the source of each
+setting, its state, and which one serves the current deployment.
+
+Everything is read through the task's sandbox tools (so it is cited, cached across the run's
+tasks and replayable); nothing here touches the host directly.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ._engines import engine_of, parse_serve_args
+from ._model import HostModel, Server, Setting
+from ._nccl import resolve_nccl
+from ._select import select_current
+from ._state import (
+    LIST_UNIT_FILES,
+    LIST_UNITS,
+    State,
+    from_journal,
+    from_list_units,
+    journal_life,
+    parse_list_unit_files,
+    parse_list_units,
+)
+from ._wrapper import Script, parse_script, script_of
+
+if TYPE_CHECKING:
+    from .._catalog._recipe import RecipeContext
+
+UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
+             "/usr/lib/systemd/system", "/lib/systemd/system")
+# A unit is parsed only when an ExecStart line (in it or a drop-in) could start a server:
+# a host has hundreds of units and parsing each was most of a live investigation's cost.
+_CANDIDATE = r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|python|\.sh\b|\bbash\b|\bsh\b|\benv\b)"
+
+
+def journal_argv(unit: str) -> list[str]:
+    return ["journalctl", "-u", unit, "-n", "2000", "--no-pager"]
+
+
+async def build_host_model(ctx: RecipeContext) -> HostModel:
+    """The model servers on the host and which one is current (or why that is ambiguous)."""
+    model = HostModel()
+    for name, path in (await _candidate_units(ctx, model)).items():
+        server = await _server(ctx, name, path, model)
+        if server is not None:
+            model.servers.append(server)
+    if model.servers:
+        await _states(ctx, model.servers)
+        for s in model.servers:
+            await resolve_nccl(ctx, s)
+    select_current(model)
+    return model
+
+
+async def _candidate_units(ctx: RecipeContext, model: HostModel) -> dict[str, str]:
+    """unit name → its file, for units whose ExecStart could start a server. A name in an
+    earlier directory masks the same name in a later one, as systemd does."""
+    names: dict[str, str] = {}
+    wanted: set[str] = set()
+    for d in UNIT_DIRS:
+        for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf"):
+            hits = await ctx.tool("grep", optional=True, pattern=_CANDIDATE, path=pattern,
+                                  max_matches=1000)
+            for m in (hits or {}).get("matches", []):
+                p = m["path"]
+                wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else p.rsplit("/", 1)[-1])
+        listing = await ctx.tool("glob", optional=True, pattern=f"{d}/*.service")
+        for p in (listing or {}).get("paths", []):
+            names.setdefault(p.rsplit("/", 1)[-1], p)
+        model.looked_in.append(d)
+    return {n: names[n] for n in sorted(wanted) if n in names}
+
+
+async def _server(ctx: RecipeContext, name: str, path: str, model: HostModel) -> Server | None:
+    parsed = await ctx.tool("parse_config", optional=True, path=path, format="systemd")
+    if not parsed:
+        model.problems.append(f"{path}: could not be parsed")
+        return None
+    eff = parsed["effective"]
+    start = eff.get("exec_start")
+    if not start:
+        return None
+    env = {k: Setting(name=k, value=v["value"], source=v["source"], line=v["line"],
+                      comment=v["comment"], evidence=[v["evidence_id"]],
+                      origin=_origin(v["source"], eff["files"][0]))
+           for k, v in eff["environment"].items()}
+    argv = list(start["argv"])
+    server = Server(name=name, path=parsed["path"], files=list(eff["files"]), argv=argv,
+                    argv_source=start["source"], argv_line=start["line"],
+                    argv_evidence=[start["evidence_id"]], env=env,
+                    user=(eff.get("user") or {}).get("name") or "root",
+                    problems=list(eff.get("problems", [])))
+    for var, u in (eff.get("unset") or {}).items():
+        server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
+                                      line=u["line"], evidence=[u["evidence_id"]],
+                                      origin="UnsetEnvironment", comment=u["set_at"])
+    if engine_of(argv) is None:
+        wrapped = script_of(argv)
+        if wrapped is None or not await _through_script(ctx, server, *wrapped):
+            return None
+    server.engine = engine_of(server.argv)
+    server.flags = parse_serve_args(server.argv)
+    return server
+
+
+def _origin(source: str, unit_file: str) -> str:
+    if source == unit_file:
+        return "unit"
+    return "drop-in" if source.endswith(".conf") and ".service.d/" in source else "EnvironmentFile"
+
+
+async def _read_lines(ctx: RecipeContext, path: str) -> list[str] | None:
+    data = await ctx.tool("read_file", optional=True, path=path)
+    if not data:
+        return None
+    return [ln.split(": ", 1)[1] if ": " in ln else "" for ln in data["text"].split("\n")
+            if re.match(r"^\d+:( |$)", ln)]
+
+
+async def _through_script(ctx: RecipeContext, server: Server, path: str,
+                          args: list[str]) -> bool:
+    """Follow a start script to the engine command it runs; its exports join the
+    environment (they are set after the unit's, so they win)."""
+    lines = await _read_lines(ctx, path)
+    if lines is None:
+        server.problems.append(f"start script {path} could not be read")
+        return False
+    values = {k: s.value for k, s in server.env.items()}
+    script = parse_script("\n".join(lines), path, values, args,
+                          lambda argv: engine_of(argv) is not None)
+    for src, _line in script.sourced:
+        sub = await _read_lines(ctx, src)
+        if sub is not None:
+            inner = parse_script("\n".join(sub), src, values, [], lambda argv: False)
+            for var in inner.variables.values():
+                _script_setting(ctx, server, inner, var.name, sub)
+    if not script.command:
+        server.problems.append(f"start script {path} runs no engine command this reading "
+                               "understands")
+        return False
+    for name in script.variables:
+        _script_setting(ctx, server, script, name, lines)
+    where = f"{path}:{script.command_line}"
+    server.argv = script.command
+    server.argv_source, server.argv_line = path, script.command_line
+    server.argv_evidence = [*server.argv_evidence,
+                            ctx.cite("file", where, script.command_raw, script.command_raw)]
+    server.script = path
+    server.problems += script.problems
+    return True
+
+
+def _script_setting(ctx: RecipeContext, server: Server, script: Script, name: str,
+                    lines: list[str]) -> None:
+    var = script.variables[name]
+    if not var.exported:
+        return
+    raw = lines[var.line - 1] if 0 < var.line <= len(lines) else var.raw
+    ev = ctx.cite("file", f"{var.source}:{var.line}", raw.strip(), raw)
+    server.env[name] = Setting(name=name, value=var.value, source=var.source, line=var.line,
+                               evidence=[ev], origin="start script")
+    server.removed.pop(name, None)
+
+
+async def _states(ctx: RecipeContext, servers: list[Server]) -> None:
+    units_out = await ctx.tool("run_command", optional=True, argv=LIST_UNITS)
+    files_out = await ctx.tool("run_command", optional=True, argv=LIST_UNIT_FILES)
+    units = _ok_lines(units_out, parse_list_units)
+    files = _ok_lines(files_out, parse_list_unit_files)
+    for s in servers:
+        st = s.state
+        if s.name in units and units_out:
+            _load, active, sub, n = units[s.name]
+            st.value = from_list_units(active, sub)
+            st.detail = f"systemctl list-units: {active} ({sub})"
+            st.evidence = [_cite_out(ctx, units_out, n)]
+        if s.name in files and files_out:
+            state, n = files[s.name]
+            st.enabled = state in ("enabled", "enabled-runtime", "alias", "linked")
+            st.enabled_detail = f"systemctl list-unit-files: {state}"
+            st.enabled_evidence = [_cite_out(ctx, files_out, n)]
+        else:
+            links = await ctx.tool("glob", optional=True,
+                                   pattern=f"/etc/systemd/system/*.wants/{s.name}")
+            if links is not None:
+                st.enabled = bool(links["paths"])
+                st.enabled_detail = (f"enabled: {', '.join(links['paths'])}" if links["paths"]
+                                     else "no .wants/ link under /etc/systemd/system")
+                st.enabled_evidence = [links["evidence_id"]]
+        await _journal_state(ctx, s, st)
+
+
+async def _journal_state(ctx: RecipeContext, s: Server, st: State) -> None:
+    out = await ctx.tool("run_command", optional=True, argv=journal_argv(s.name))
+    if not out or out["exit_code"] != 0:
+        return
+    lines = out["stdout"].splitlines()
+    s.journal_lines = len(lines)
+    life = journal_life(lines)
+    st.restarts = life.restarts
+    value, why = from_journal(life)
+    if life.failure_line:
+        s.failure = _cite_out(ctx, out, life.failure_line)
+    if st.value == "unknown" and value != "unknown":
+        st.value, st.detail = value, why
+        st.evidence = [_cite_out(ctx, out, life.last_line or life.restart_line)]
+    elif st.value == "failed" and value == "crash-looping":
+        st.value, st.detail = value, f"{st.detail}; {why}"
+        st.evidence.append(_cite_out(ctx, out, life.restart_line))
+
+
+def _ok_lines(out: dict[str, Any] | None, parse: Any) -> dict[str, Any]:
+    if not out or out["exit_code"] != 0:
+        return {}
+    return parse(out["stdout"])
+
+
+def _cite_out(ctx: RecipeContext, out: dict[str, Any], n: int) -> str:
+    lines = out["stdout"].splitlines()
+    line = lines[n - 1] if 0 < n <= len(lines) else ""
+    return ctx.cite("command", f"$ {' '.join(out['argv'])} [exit {out['exit_code']}] line {n}",
+                    line.strip(), line)

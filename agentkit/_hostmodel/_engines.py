@@ -1,0 +1,82 @@
+"""Which inference engine a command line starts, and the serving flags it passes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Flags that matter to these investigations → key in serve_args (vLLM and SGLang spellings).
+# A trailing "!" marks a flag that takes no value.
+SERVE_FLAGS: dict[str, str] = {
+    "--model": "model",
+    "--model-path": "model",
+    "--tensor-parallel-size": "tensor_parallel_size",
+    "-tp": "tensor_parallel_size",
+    "--tp": "tensor_parallel_size",
+    "--tp-size": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "--data-parallel-size": "data_parallel_size",
+    "-dp": "data_parallel_size",
+    "--kv-cache-dtype": "kv_cache_dtype",
+    "--max-model-len": "max_model_len",
+    "--context-length": "max_model_len",
+    "--quantization": "quantization",
+    "-q": "quantization",
+    "--dtype": "dtype",
+    "--disable-custom-all-reduce": "disable_custom_all_reduce!",
+    "--enable-expert-parallel": "enable_expert_parallel!",
+    "--speculative-config": "speculative_config",
+    "--gpu-memory-utilization": "gpu_memory_utilization",
+    "--attention-backend": "attention_backend",
+    "--served-model-name": "served_model_name",
+}
+
+_ENGINES = (("vllm", re.compile(r"(^|/)vllm$|vllm\.entrypoints")),
+            ("sglang", re.compile(r"sglang\.launch_server|(^|/)sglang$")),
+            ("trtllm", re.compile(r"(^|/)trtllm-serve$")))
+
+
+def engine_of(argv: list[str]) -> str | None:
+    """The engine a command line starts (looked for in its first words, where ``python -m``
+    or ``env VAR=…`` put it), or None.
+
+    >>> engine_of(["/opt/venv/bin/python3", "-m", "sglang.launch_server", "--tp", "8"])
+    'sglang'
+    """
+    for name, pattern in _ENGINES:
+        if any(pattern.search(a) for a in argv[:4]):
+            return name
+    return None
+
+
+def parse_serve_args(argv: list[str]) -> dict[str, Any]:
+    """Flags of ``vllm serve MODEL …`` / ``python -m …api_server --model MODEL …``; a flag
+    given twice keeps its last value, as argparse does."""
+    out: dict[str, Any] = {}
+    args = argv[1:]
+    if "serve" in args[:3]:
+        args = args[args.index("serve") + 1 :]
+        if args and not args[0].startswith("-"):
+            out["model"] = args[0]
+            args = args[1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if not a.startswith("-"):
+            continue
+        name, eq, value = a.partition("=")
+        key = SERVE_FLAGS.get(name)
+        if key is None:
+            continue
+        takes_value = not key.endswith("!")
+        key = key.rstrip("!")
+        if not takes_value:
+            out[key] = True
+        elif eq:
+            out[key] = value
+        elif i < len(args):
+            out[key] = args[i]
+            i += 1
+    return out
