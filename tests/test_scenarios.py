@@ -1,0 +1,36 @@
+"""The scenario corpus: variant hosts whose expected facts were written before they ran.
+
+Each variant is built from a bundled example by realistic changes (tests/scenarios/README.md)
+and run through the real catalog pipeline; every stated expectation must hold.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .scenarios import runner
+
+NAMES = runner.names()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_variant(name: str, tmp_path: Path) -> None:
+    problems = runner.check(runner.load(name), tmp_path)
+    assert not problems, f"{name}:\n  " + "\n  ".join(problems)
+
+
+def test_corpus_size_and_authorship() -> None:
+    specs = [runner.load(n).spec for n in NAMES]
+    assert len(specs) >= 30
+    authors = {s.get("author") for s in specs}
+    assert {"helper", "dev"} <= authors, authors
+    assert all(s.get("why") and s.get("expect") for s in specs)
+
+
+def test_readme_lists_every_variant() -> None:
+    text = (runner.HERE / "README.md").read_text()
+    listed = set(re.findall(r"^- `([\w.-]+)`", text, flags=re.M))
+    assert listed == set(NAMES), (sorted(set(NAMES) - listed), sorted(listed - set(NAMES)))
