@@ -93,6 +93,7 @@ class Orchestrator:
         # Off in an exact replay: every call must be answered from its own task's recording
         # (a cache hit from another task would finish a task the recorded run never did).
         self.cache_tools = True
+        self.shared: dict[str, Any] = {}
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
@@ -233,6 +234,7 @@ class Orchestrator:
                            limits: Limits) -> Answer:
         t0 = time.perf_counter()
         self.cache = ToolCache()  # shared by this run's subagents only: the host moves on
+        self.shared = {}  # what a run's tasks build once (the host model)
         run = self.trace.start("run", data={
             "question": question, "root": self.host.root.path, "mode": self.mode,
             "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),
@@ -285,7 +287,7 @@ class Orchestrator:
         box = Sandbox(self.host, task_id=spec.id, tools=self.tools, allowed=spec.tools or None,
                       cache=self.cache if self.cache_tools else None, trace=self.trace,
                       parent_span=span,
-                      executor=self.executor)
+                      executor=self.executor, shared=self.shared)
         t0 = time.perf_counter()
         try:
             with anyio.fail_after(spec.budget.deadline_s):

@@ -32,7 +32,7 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
 
     Sets facts: host, unit, exec_start, engine, environment, server_state; says ambiguous
     (naming every candidate, per unit) when the host does not decide."""
-    model = await build_host_model(ctx)
+    model = await ctx.shared("host-model", build_host_model)
     ctx.vars["host_model"] = model
     ctx.fact("host", {"servers": [s.summary() for s in model.servers],
                       "current": model.current.name if model.current else None,

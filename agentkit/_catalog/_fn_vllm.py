@@ -112,7 +112,8 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     rec = ctx.facts.get("kv_cache_recommended")
     flag = ctx.facts.get("kv_cache_dtype")
     explicit = str(flag.value) if flag and str(flag.value).startswith("fp8") else ""
-    target = (dtype or explicit or (rec.value if rec and rec.value else "") or "fp8").lower()
+    target = (dtype or _asked_dtype(str(ctx.spec.inputs.get("question", ""))) or explicit
+              or (rec.value if rec and rec.value else "") or "fp8").lower()
     major, minor = (int(x) for x in str(cc.value).split(".")[:2])
     use_mla = model.get("kv_lora_rank") is not None
     use_sparse = model.get("index_topk") is not None
@@ -185,6 +186,12 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     _ = fn_line
     _kv_verdict(ctx, target, chosen is not None, fp8_ev)
     return {"backends": rows}
+
+
+def _asked_dtype(question: str) -> str:
+    """The FP8 variant a question names (vLLM spells them fp8_e4m3 / fp8_e5m2), else ""."""
+    m = re.search(r"\b(?:fp8[\s_-]?)?(e4m3|e5m2)\b", question, re.I)
+    return f"fp8_{m.group(1).lower()}" if m else ""
 
 
 def _kv_verdict(ctx: RecipeContext, target: str, accepted: bool, ev: list[str]) -> None:

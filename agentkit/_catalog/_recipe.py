@@ -11,8 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import anyio
 from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -30,6 +31,7 @@ from .._types import (
 from ._template import Step, TaskTemplate
 
 RecipeFunction = Callable[..., Awaitable[Any]]
+T = TypeVar("T")
 FUNCTIONS: dict[str, RecipeFunction] = {}
 
 
@@ -66,6 +68,14 @@ def _text(source: str) -> Any:
     return _env().from_string(source)
 
 
+class _Shared:
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.value: Any = None
+        self.error = ""
+        self.evidence: list[Evidence] = []
+
+
 class RecipeContext:
     """What a recipe function sees: tools (through the sandbox), facts so far, citations."""
 
@@ -99,6 +109,31 @@ class RecipeContext:
         f = Fact(value=value, evidence=sorted(set(evidence or [])))
         self.facts[name] = f
         return f
+
+    async def shared(self, key: str, build: Callable[[RecipeContext], Awaitable[T]]) -> T:
+        """``build`` once per run, in a sandbox of its own named ``key`` (so a replay answers
+        its calls from the same place whichever task asked first); every task that asks gets
+        the value and the evidence behind it."""
+        memo = self.box.shared
+        entry = memo.get(key)
+        if entry is None:
+            entry = memo[key] = _Shared()
+            box = self.box.sibling(key)
+            try:
+                entry.value = await build(RecipeContext(box, self.spec))
+                entry.evidence = box.evidence_list()
+            except BaseException as exc:  # the waiters must not wait forever
+                entry.error = f"{type(exc).__name__}: {exc}"
+                raise
+            finally:
+                entry.done.set()
+        else:
+            await entry.done.wait()
+        if entry.error:
+            raise StepFailed(f"{key} could not be built: {entry.error}")
+        for ev in entry.evidence:
+            self.box.add_evidence(ev)
+        return cast(T, entry.value)
 
     def alert(self, claim: str, evidence: list[str]) -> None:
         """A finding any task must lead with, whatever its template says (the server is

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._sandbox._systemd import expand_exec
 from ._engines import engine_of, parse_serve_args
 from ._model import HostModel, Server, Setting
 from ._nccl import resolve_nccl
@@ -25,7 +26,7 @@ from ._state import (
     parse_list_unit_files,
     parse_list_units,
 )
-from ._wrapper import Script, parse_script, script_of
+from ._wrapper import ScriptVar, parse_script, script_of, source_targets, strip_env
 
 if TYPE_CHECKING:
     from .._catalog._recipe import RecipeContext
@@ -44,21 +45,25 @@ def journal_argv(unit: str) -> list[str]:
 async def build_host_model(ctx: RecipeContext) -> HostModel:
     """The model servers on the host and which one is current (or why that is ambiguous)."""
     model = HostModel()
-    for name, path in (await _candidate_units(ctx, model)).items():
-        server = await _server(ctx, name, path, model)
+    units_out = await ctx.tool("run_command", optional=True, argv=LIST_UNITS)
+    listed = _ok_lines(units_out, parse_list_units)
+    for name, path, instance in await _candidate_units(ctx, model, listed):
+        server = await _server(ctx, name, path, instance, model)
         if server is not None:
             model.servers.append(server)
     if model.servers:
-        await _states(ctx, model.servers)
+        await _states(ctx, model.servers, units_out, listed)
         for s in model.servers:
             await resolve_nccl(ctx, s)
     select_current(model)
     return model
 
 
-async def _candidate_units(ctx: RecipeContext, model: HostModel) -> dict[str, str]:
-    """unit name → its file, for units whose ExecStart could start a server. A name in an
-    earlier directory masks the same name in a later one, as systemd does."""
+async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[str, Any]
+                           ) -> list[tuple[str, str, str | None]]:
+    """(unit name, its file, template instance) for units whose ExecStart could start a
+    server. A name in an earlier directory masks the same name in a later one, as systemd
+    does; a template (``foo@.service``) counts once per instance that is enabled or loaded."""
     names: dict[str, str] = {}
     wanted: set[str] = set()
     for d in UNIT_DIRS:
@@ -72,11 +77,35 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel) -> dict[str, st
         for p in (listing or {}).get("paths", []):
             names.setdefault(p.rsplit("/", 1)[-1], p)
         model.looked_in.append(d)
-    return {n: names[n] for n in sorted(wanted) if n in names}
+    out: list[tuple[str, str, str | None]] = []
+    for name in sorted(wanted):
+        if name not in names:
+            continue
+        if not name.endswith("@.service"):
+            out.append((name, names[name], None))
+            continue
+        for inst in await _instances(ctx, name, listed):
+            out.append((name.replace("@.", f"@{inst}."), names[name], inst))
+    return out
 
 
-async def _server(ctx: RecipeContext, name: str, path: str, model: HostModel) -> Server | None:
-    parsed = await ctx.tool("parse_config", optional=True, path=path, format="systemd")
+async def _instances(ctx: RecipeContext, template: str, listed: dict[str, Any]) -> list[str]:
+    prefix = template.split("@", 1)[0] + "@"
+    found = {n[len(prefix) : -len(".service")] for n in listed
+             if n.startswith(prefix) and n.endswith(".service") and n != template}
+    links = await ctx.tool("glob", optional=True,
+                           pattern=f"/etc/systemd/system/*.wants/{prefix}*.service")
+    found |= {p.rsplit("/", 1)[-1][len(prefix) : -len(".service")]
+              for p in (links or {}).get("paths", [])}
+    return sorted(i for i in found if i)
+
+
+async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None,
+                  model: HostModel) -> Server | None:
+    args: dict[str, Any] = {"path": path, "format": "systemd"}
+    if instance is not None:
+        args["instance"] = instance
+    parsed = await ctx.tool("parse_config", optional=True, **args)
     if not parsed:
         model.problems.append(f"{path}: could not be parsed")
         return None
@@ -88,7 +117,7 @@ async def _server(ctx: RecipeContext, name: str, path: str, model: HostModel) ->
                       comment=v["comment"], evidence=[v["evidence_id"]],
                       origin=_origin(v["source"], eff["files"][0]))
            for k, v in eff["environment"].items()}
-    argv = list(start["argv"])
+    argv = expand_exec(list(start["argv"]), {k: v.value for k, v in env.items()})
     server = Server(name=name, path=parsed["path"], files=list(eff["files"]), argv=argv,
                     argv_source=start["source"], argv_line=start["line"],
                     argv_evidence=[start["evidence_id"]], env=env,
@@ -98,13 +127,30 @@ async def _server(ctx: RecipeContext, name: str, path: str, model: HostModel) ->
         server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
                                       line=u["line"], evidence=[u["evidence_id"]],
                                       origin="UnsetEnvironment", comment=u["set_at"])
-    if engine_of(argv) is None:
-        wrapped = script_of(argv)
+    _env_prefix(server, start["source"], start["line"], start["evidence_id"])
+    if engine_of(server.argv) is None:
+        wrapped = script_of(server.argv)
         if wrapped is None or not await _through_script(ctx, server, *wrapped):
             return None
     server.engine = engine_of(server.argv)
     server.flags = parse_serve_args(server.argv)
     return server
+
+
+def _env_prefix(server: Server, source: str, line: int, evidence: str) -> None:
+    """``ExecStart=/usr/bin/env K=V … CMD``: K=V is in CMD's environment, over the unit's."""
+    argv, pairs, clear = strip_env(server.argv)
+    if not pairs and not clear:
+        return
+    if clear:
+        server.env.clear()
+    for k, v in pairs:
+        if v == "\0":
+            server.env.pop(k, None)
+        else:
+            server.env[k] = Setting(name=k, value=v, source=source, line=line,
+                                    evidence=[evidence], origin="env(1) in ExecStart")
+    server.argv = argv
 
 
 def _origin(source: str, unit_file: str) -> str:
@@ -123,27 +169,34 @@ async def _read_lines(ctx: RecipeContext, path: str) -> list[str] | None:
 
 async def _through_script(ctx: RecipeContext, server: Server, path: str,
                           args: list[str]) -> bool:
-    """Follow a start script to the engine command it runs; its exports join the
-    environment (they are set after the unit's, so they win)."""
+    """Follow a start script to the engine command it runs; what it exports joins the
+    environment (set after the unit's, so it wins)."""
     lines = await _read_lines(ctx, path)
     if lines is None:
         server.problems.append(f"start script {path} could not be read")
         return False
-    values = {k: s.value for k, s in server.env.items()}
-    script = parse_script("\n".join(lines), path, values, args,
-                          lambda argv: engine_of(argv) is not None)
-    for src, _line in script.sourced:
-        sub = await _read_lines(ctx, src)
+    text = "\n".join(lines)
+    sources: dict[str, str] = {}
+    texts: dict[str, list[str]] = {path: lines}
+    pending = source_targets(text)
+    while pending and len(sources) < 8:
+        target = pending.pop(0)
+        if target in sources or "$" in target:
+            continue
+        sub = await _read_lines(ctx, target)
         if sub is not None:
-            inner = parse_script("\n".join(sub), src, values, [], lambda argv: False)
-            for var in inner.variables.values():
-                _script_setting(ctx, server, inner, var.name, sub)
+            sources[target] = "\n".join(sub)
+            texts[target] = sub
+            pending += source_targets(sources[target])
+    values = {k: s.value for k, s in server.env.items()}
+    script = parse_script(text, path, values, args, lambda argv: engine_of(argv) is not None,
+                          sources)
     if not script.command:
         server.problems.append(f"start script {path} runs no engine command this reading "
                                "understands")
         return False
-    for name in script.variables:
-        _script_setting(ctx, server, script, name, lines)
+    for var in script.exported.values():
+        _script_setting(ctx, server, var, texts.get(var.source, []))
     where = f"{path}:{script.command_line}"
     server.argv = script.command
     server.argv_source, server.argv_line = path, script.command_line
@@ -154,22 +207,18 @@ async def _through_script(ctx: RecipeContext, server: Server, path: str,
     return True
 
 
-def _script_setting(ctx: RecipeContext, server: Server, script: Script, name: str,
-                    lines: list[str]) -> None:
-    var = script.variables[name]
-    if not var.exported:
-        return
+def _script_setting(ctx: RecipeContext, server: Server, var: ScriptVar, lines: list[str]
+                    ) -> None:
     raw = lines[var.line - 1] if 0 < var.line <= len(lines) else var.raw
     ev = ctx.cite("file", f"{var.source}:{var.line}", raw.strip(), raw)
-    server.env[name] = Setting(name=name, value=var.value, source=var.source, line=var.line,
-                               evidence=[ev], origin="start script")
-    server.removed.pop(name, None)
+    server.env[var.name] = Setting(name=var.name, value=var.value, source=var.source,
+                                   line=var.line, evidence=[ev], origin="start script")
+    server.removed.pop(var.name, None)
 
 
-async def _states(ctx: RecipeContext, servers: list[Server]) -> None:
-    units_out = await ctx.tool("run_command", optional=True, argv=LIST_UNITS)
+async def _states(ctx: RecipeContext, servers: list[Server], units_out: dict[str, Any] | None,
+                  units: dict[str, Any]) -> None:
     files_out = await ctx.tool("run_command", optional=True, argv=LIST_UNIT_FILES)
-    units = _ok_lines(units_out, parse_list_units)
     files = _ok_lines(files_out, parse_list_unit_files)
     for s in servers:
         st = s.state

@@ -1,23 +1,34 @@
-"""Wrapper scripts: ``ExecStart=/opt/vllm/start.sh`` or ``bash -c``-free ``bash start.sh``.
+"""Start scripts and ``env`` prefixes: what the engine process really gets.
 
-What the engine really gets is what the script exports and the line it finally runs. Only the
-plain shapes real start scripts use are read: ``export K=V``, ``K=V`` (a shell variable, not
-in the environment unless exported or under ``set -a``), ``export K``, ``source``/``.`` of a
-file, line continuations, ``$VAR``/``${VAR}``/``${VAR:-default}`` and ``"$@"`` in the final
-command. Nothing is executed; a shape outside this subset leaves the command unresolved.
+A unit may run ``/opt/vllm/start.sh`` (or ``bash start.sh``, or ``/usr/bin/env K=V vllm …``);
+the engine's environment is then the unit's, changed by the script. Only the plain shapes real
+start scripts use are read, following bash's rules:
+
+- ``export K=V`` and ``export K`` export; ``K=V`` alone is a shell variable, except that a
+  name inherited from the environment stays exported (bash(1), ENVIRONMENT) and that under
+  ``set -a`` every assignment is exported;
+- ``source F`` / ``. F`` read F in place, under the same ``set -a`` state;
+- commands split on ``;``, ``&&`` and ``||``; line continuations join;
+- the command that starts the engine (``exec`` optional), with ``K=V`` words before it and
+  ``env K=V …`` (both put K in that process's environment), ``$VAR``/``${VAR}``/
+  ``${VAR:-default}`` and ``"$@"`` expanded.
+
+Nothing is executed; a shape outside this subset leaves the command unresolved.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SHELLS = {"sh", "bash", "dash", "zsh"}
-_ASSIGN = re.compile(r"^(export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_EXPORT_NAMES = re.compile(r"^export\s+([A-Za-z_][A-Za-z0-9_]*(?:\s+[A-Za-z_][A-Za-z0-9_]*)*)$")
-_SOURCE = re.compile(r"^(?:source|\.)\s+(\S+)$")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_ASSIGN = re.compile(rf"^({_NAME})=(.*)$", re.S)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_SOURCE_WORDS = ("source", ".")
+MAX_SOURCE_DEPTH = 3
 
 
 @dataclass
@@ -36,15 +47,18 @@ class Script:
 
     path: str
     variables: dict[str, ScriptVar] = field(default_factory=dict)
-    sourced: list[tuple[str, int]] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
+    command_env: dict[str, ScriptVar] = field(default_factory=dict)
     command_line: int = 0
     command_raw: str = ""
+    sourced: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
     def exported(self) -> dict[str, ScriptVar]:
-        return {k: v for k, v in self.variables.items() if v.exported}
+        out = {k: v for k, v in self.variables.items() if v.exported}
+        out.update(self.command_env)
+        return out
 
 
 def script_of(argv: list[str]) -> tuple[str, list[str]] | None:
@@ -52,8 +66,6 @@ def script_of(argv: list[str]) -> tuple[str, list[str]] | None:
     if not argv:
         return None
     prog = argv[0].rsplit("/", 1)[-1]
-    if prog == "env" and len(argv) > 1:
-        return script_of(argv[1:])
     if prog in SHELLS:
         rest = [a for a in argv[1:] if not a.startswith("-")]
         if "-c" in argv[1:] or not rest:
@@ -63,6 +75,46 @@ def script_of(argv: list[str]) -> tuple[str, list[str]] | None:
     if argv[0].endswith(".sh"):
         return argv[0], argv[1:]
     return None
+
+
+def strip_env(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], bool]:
+    """``env [-i] [-u NAME] K=V … CMD …`` → (CMD …, [(K, V)], whether -i cleared the
+    environment); ``-u NAME`` comes back as (NAME, "\\0"), a removal."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "env":
+        return argv, [], False
+    pairs: list[tuple[str, str]] = []
+    clear = False
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-i", "--ignore-environment", "-"):
+            clear = True
+        elif a in ("-u", "--unset") and i + 1 < len(argv):
+            pairs.append((argv[i + 1], "\0"))
+            i += 1
+        elif a.startswith("--unset="):
+            pairs.append((a.split("=", 1)[1], "\0"))
+        elif a == "--":
+            i += 1
+            break
+        elif (m := _ASSIGN.match(a)) is not None:
+            pairs.append((m.group(1), m.group(2)))
+        elif a.startswith("-"):
+            return argv, [], False  # -S, -C …: not read; leave the command unresolved
+        else:
+            break
+        i += 1
+    return argv[i:], pairs, clear
+
+
+def source_targets(text: str) -> list[str]:
+    """Files a script sources (to read before parsing it)."""
+    out = []
+    for _, cmd in _commands(text):
+        words = _words(cmd)
+        if len(words) == 2 and words[0] in _SOURCE_WORDS:
+            out.append(words[1])
+    return out
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -83,6 +135,34 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _commands(text: str) -> list[tuple[int, str]]:
+    """(line, command) with ``;``, ``&&`` and ``||`` splitting commands (outside quotes)."""
+    out: list[tuple[int, str]] = []
+    for n, line in _logical_lines(text):
+        if not line or line.startswith("#"):
+            continue
+        buf, quote = "", ""
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if quote:
+                quote = "" if c == quote else quote
+            elif c in "'\"":
+                quote = c
+            elif c == "#" and (not buf or buf[-1].isspace()):
+                break
+            elif c == ";" or line[i : i + 2] in ("&&", "||"):
+                out.append((n, buf.strip()))
+                buf = ""
+                i += 1 if c == ";" else 2
+                continue
+            buf += c
+            i += 1
+        if buf.strip():
+            out.append((n, buf.strip()))
+    return [(n, c) for n, c in out if c]
+
+
 def expand(word: str, values: dict[str, str]) -> str | None:
     """``$VAR`` expansion over known values; None when a variable is unknown."""
     missing = False
@@ -101,63 +181,115 @@ def expand(word: str, values: dict[str, str]) -> str | None:
     return None if missing else out
 
 
-def parse_script(text: str, path: str, env: dict[str, str], args: list[str],
-                 is_engine: object) -> Script:
-    """Read a start script. ``env`` is what the unit gives it, ``args`` its arguments, and
-    ``is_engine(argv)`` says whether a command line starts an inference server."""
-    script = Script(path=path)
-    values = dict(env)
-    all_export = False
-    for n, line in _logical_lines(text):
-        if not line or line.startswith("#"):
-            continue
-        if line in ("set -a", "set -o allexport"):
-            all_export = True
-            continue
-        if line in ("set +a", "set +o allexport"):
-            all_export = False
-            continue
-        m = _ASSIGN.match(line)
-        if m and (_quoted(m.group(3).strip()) or " " not in m.group(3).strip()):
-            raw_value = _unquote(m.group(3).strip())
-            value = expand(raw_value, values)
-            if value is None:
-                value = raw_value
-            exported = bool(m.group(1)) or all_export or (
-                m.group(2) in script.variables and script.variables[m.group(2)].exported)
-            script.variables[m.group(2)] = ScriptVar(m.group(2), value, n, line, exported, path)
-            values[m.group(2)] = value
-            continue
-        m2 = _EXPORT_NAMES.match(line)
-        if m2:
-            for name in m2.group(1).split():
-                if name in script.variables:
-                    script.variables[name].exported = True
-            continue
-        m3 = _SOURCE.match(line)
-        if m3:
-            script.sourced.append((m3.group(1), n))
-            continue
-        words = _words(line)
-        if words and words[0] == "exec":
+class _Reader:
+    def __init__(self, script: Script, env: dict[str, str], args: list[str],
+                 is_engine: Callable[[list[str]], bool], sources: dict[str, str]) -> None:
+        self.script = script
+        self.values = dict(env)
+        self.inherited = set(env)
+        self.args = args
+        self.is_engine = is_engine
+        self.sources = sources
+        self.all_export = False
+
+    def read(self, text: str, path: str, depth: int = 0) -> None:
+        lines = text.splitlines()
+        for n, cmd in _commands(text):
+            raw = lines[n - 1] if 0 < n <= len(lines) else cmd
+            words = _words(cmd)
+            if not words:
+                continue
+            if words[0] == "set":
+                self._set(words[1:])
+            elif words[0] == "export":
+                self._export(words[1:], n, raw, path)
+            elif words[0] in _SOURCE_WORDS and len(words) == 2:
+                self._source(words[1], depth)
+            elif len(words) == 1 and _ASSIGN.match(words[0]):
+                self._assign(words[0], n, raw, path, exported=False)
+            else:
+                self._command(words, n, cmd, path)
+
+    def _set(self, opts: list[str]) -> None:
+        for i, o in enumerate(opts):
+            if o in ("-o", "+o") and opts[i + 1 : i + 2] == ["allexport"]:
+                self.all_export = o == "-o"
+            elif re.fullmatch(r"[-+][a-zA-Z]+", o) and "a" in o:
+                self.all_export = o[0] == "-"
+
+    def _export(self, words: list[str], n: int, raw: str, path: str) -> None:
+        for w in words:
+            if _ASSIGN.match(w):
+                self._assign(w, n, raw, path, exported=True)
+            elif w in self.script.variables:
+                self.script.variables[w].exported = True
+            elif re.fullmatch(_NAME, w) and w in self.values:
+                self.script.variables[w] = ScriptVar(w, self.values[w], n, raw, True, path)
+
+    def _assign(self, word: str, n: int, raw: str, path: str, exported: bool) -> None:
+        m = _ASSIGN.match(word)
+        assert m is not None
+        name, value = m.group(1), m.group(2)
+        got = expand(value, self.values)
+        value = value if got is None else got
+        before = self.script.variables.get(name)
+        exported = (exported or self.all_export or name in self.inherited
+                    or bool(before and before.exported))
+        self.script.variables[name] = ScriptVar(name, value, n, raw, exported, path)
+        self.values[name] = value
+
+    def _source(self, target: str, depth: int) -> None:
+        path = expand(target, self.values) or target
+        self.script.sourced.append(path)
+        text = self.sources.get(path)
+        if text is None or depth >= MAX_SOURCE_DEPTH:
+            self.script.problems.append(f"{self.script.path}: sources {path}, which could not "
+                                        "be read")
+            return
+        self.read(text, path, depth + 1)
+
+    def _command(self, words: list[str], n: int, cmd: str, path: str) -> None:
+        if words[0] == "exec":
             words = words[1:]
-        if words and is_engine(words):  # type: ignore[operator]
-            argv = _expand_argv(words, values, args)
-            if argv is None:
-                script.problems.append(f"{path}:{n}: the command uses a variable the script "
-                                       "does not set")
-                argv = words
-            script.command, script.command_line, script.command_raw = argv, n, line
+        prefix: list[tuple[str, str]] = []
+        while words and (m := _ASSIGN.match(words[0])) is not None:
+            prefix.append((m.group(1), m.group(2)))
+            words = words[1:]
+        words, env_pairs, _clear = strip_env(words)
+        if not words or not self.is_engine(words):
+            return
+        argv = self._argv(words)
+        if argv is None:
+            self.script.problems.append(f"{path}:{n}: the command uses a variable the script "
+                                        "does not set")
+            argv = words
+        s = self.script
+        s.command, s.command_line, s.command_raw = argv, n, cmd
+        s.command_env = {k: ScriptVar(k, expand(v, self.values) or v, n, cmd, True, path)
+                         for k, v in [*prefix, *env_pairs]}
+
+    def _argv(self, words: list[str]) -> list[str] | None:
+        out: list[str] = []
+        for w in words:
+            if w in ("$@", "$*"):
+                out += self.args
+                continue
+            got = expand(w, self.values)
+            if got is None:
+                return None
+            out += got.split() if got != w and " " in got else [got]
+        return out
+
+
+def parse_script(text: str, path: str, env: dict[str, str], args: list[str],
+                 is_engine: Callable[[list[str]], bool],
+                 sources: dict[str, str] | None = None) -> Script:
+    """Read a start script. ``env`` is what the unit gives it, ``args`` its arguments,
+    ``is_engine(argv)`` whether a command starts an inference server, ``sources`` the text of
+    the files it sources (read beforehand; see :func:`source_targets`)."""
+    script = Script(path=path)
+    _Reader(script, env, args, is_engine, sources or {}).read(text, path)
     return script
-
-
-def _quoted(value: str) -> bool:
-    v = value.strip()
-    return len(v) >= 2 and v[0] == v[-1] and v[0] in "'\""
-
-
-def _unquote(value: str) -> str:
-    return value[1:-1] if _quoted(value) else value
 
 
 def _words(line: str) -> list[str]:
@@ -165,19 +297,3 @@ def _words(line: str) -> list[str]:
         return shlex.split(line, comments=True)
     except ValueError:
         return []
-
-
-def _expand_argv(words: list[str], values: dict[str, str], args: list[str]) -> list[str] | None:
-    out: list[str] = []
-    for w in words:
-        if w in ("$@", "$*"):
-            out += args
-            continue
-        got = expand(w, values)
-        if got is None:
-            return None
-        if got != w and not w.startswith(("'", '"')) and " " in got:
-            out += got.split()  # an unquoted $FLAGS splits into words
-        else:
-            out.append(got)
-    return out

@@ -160,12 +160,15 @@ def parse_config(
     ctx: ToolContext,
     path: Annotated[str, Field(description="Absolute host path of the config file")],
     format: Format = "auto",
+    instance: Annotated[str | None, Field(
+        description="systemd template units only (foo@.service): resolve as foo@INSTANCE",
+        pattern=r"^[\w.:-]{1,128}$")] = None,
 ) -> ToolOutput:
     """Parse a config file (JSON, YAML, TOML, INI, systemd unit with drop-ins, dotenv) into
     key paths with source line numbers. A unit also yields its effective environment."""
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "systemd":
-        return _unit(ctx, path)
+        return _unit(ctx, path, instance)
     text, host_path, truncated = read_text(ctx, path)
     if truncated:
         raise ToolError(f"{host_path} is larger than {ctx.host.read_limit} bytes; too large to "
@@ -207,7 +210,7 @@ def config_evidence(ctx: ToolContext, source: str, line: int, key: str, raw: str
     return ctx.evidence("config", f"{where} {key}", raw.strip(), f"{key}\0{raw}")
 
 
-def _unit(ctx: ToolContext, path: str) -> ToolOutput:
+def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutput:
     def read(p: str) -> str | None:
         try:
             return read_text(ctx, p)[0]
@@ -221,7 +224,7 @@ def _unit(ctx: ToolContext, path: str) -> ToolOutput:
             return []
 
     try:
-        unit = resolve_unit(read_text(ctx, path)[1], read, names)
+        unit = resolve_unit(read_text(ctx, path)[1], read, names, instance)
     except UnitSyntaxError as exc:
         raise ToolError(f"malformed unit file: {exc}") from None
     rows = [(f"{a.section}.{a.key}", a.value, a.line, a.raw) for a in unit.assignments]

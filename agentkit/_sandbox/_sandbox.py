@@ -114,10 +114,14 @@ class Sandbox:
         trace: Trace | None = None,
         parent_span: str | None = None,
         executor: Executor | None = None,
+        shared: dict[str, Any] | None = None,
     ) -> None:
         self.host = host
         self.task_id = task_id
-        self.tools = dict(tools if tools is not None else BUILTIN_TOOLS)
+        self.offered = tools if tools is not None else BUILTIN_TOOLS
+        self.tools = dict(self.offered)
+        # run-scoped values that a run's tasks build once and share (see RecipeContext.shared)
+        self.shared = shared if shared is not None else {}
         if allowed is not None:
             self.tools = {n: t for n, t in self.tools.items() if n in allowed}
         self.cache = cache
@@ -127,6 +131,12 @@ class Sandbox:
         self.evidence: dict[str, Evidence] = {}
         self.calls = 0
         self._ctx = ToolContext(host=host)
+
+    def sibling(self, task_id: str) -> Sandbox:
+        """A sandbox for work done once on behalf of all of a run's tasks: every offered
+        tool, the same host, cache, trace and executor, its own evidence and replay key."""
+        return Sandbox(self.host, task_id=task_id, tools=self.offered, cache=self.cache,
+                       trace=self.trace, executor=self.executor, shared=self.shared)
 
     def schemas(self) -> list[Tool]:
         return list(self.tools.values())

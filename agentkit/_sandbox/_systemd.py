@@ -7,6 +7,7 @@ file), then ``UnsetEnvironment=`` as the final step (``NAME`` removes any assign
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -132,12 +133,41 @@ def parse_dotenv(text: str, source: str) -> list[EnvVar]:
     return out
 
 
+def specifiers(unit_name: str) -> dict[str, str]:
+    """The unit specifiers agentkit resolves (systemd.unit(5)): %n %N %p %i %I %%."""
+    stem, _, _kind = unit_name.rpartition(".")
+    prefix, _, instance = stem.partition("@")
+    return {"n": unit_name, "N": stem, "p": prefix, "P": prefix, "i": instance, "I": instance,
+            "%": "%"}
+
+
+def apply_specifiers(value: str, spec: dict[str, str]) -> str:
+    return re.sub(r"%([nNpPiI%])", lambda m: spec[m.group(1)], value)
+
+
+def expand_exec(argv: list[str], env: dict[str, str]) -> list[str]:
+    """ExecStart's own variable expansion (systemd.service(5)): ``${FOO}`` becomes the value
+    inside its word, a word that is exactly ``$FOO`` becomes the value split at whitespace;
+    an unset variable is empty."""
+    out: list[str] = []
+    for word in argv:
+        m = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", word)
+        if m:
+            out += env.get(m.group(1), "").split()
+            continue
+        out.append(re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: env.get(m.group(1), ""),
+                          word))
+    return out
+
+
 def drop_in_dirs(unit_name: str) -> list[str]:
     """Drop-in directories of a unit, most specific first: ``name.service.d``, the dash-prefix
     ones (``foo-bar.service`` also reads ``foo-.service.d``), then the type-wide
     ``service.d``; each in /etc before /run before /usr/lib (systemd.unit(5))."""
     stem, _, kind = unit_name.rpartition(".")
     names = [unit_name]
+    if "@" in stem and not stem.endswith("@"):  # an instance also reads its template's
+        names.append(f"{stem.split('@', 1)[0]}@.{kind}")
     parts = stem.split("-")
     names += [f"{'-'.join(parts[:i])}-.{kind}" for i in range(len(parts) - 1, 0, -1)]
     names.append(kind)
@@ -148,12 +178,18 @@ def resolve_unit(
     unit_path: str,
     read: Callable[[str], str | None],
     list_dir: Callable[[str], list[str]],
+    instance: str | None = None,
 ) -> Unit:
     """The effective unit: main file, drop-ins in order, environment files.
 
     ``read`` returns a file's text or None when absent; ``list_dir`` returns names or [].
+    ``instance`` resolves a template (``foo@.service``) as ``foo@INSTANCE.service``:
+    specifiers such as ``%i`` take their values.
     """
     name = unit_path.rsplit("/", 1)[-1]
+    if instance is not None and "@." in name:
+        name = name.replace("@.", f"@{instance}.", 1)
+    spec = specifiers(name)
     unit = Unit(name=name)
     text = read(unit_path)
     if text is None:
@@ -172,6 +208,8 @@ def resolve_unit(
     for path, body in sources:
         unit.files.append(path)
         for a in parse_unit_text(body, path):
+            if "%" in a.value:
+                a.value = apply_specifiers(a.value, spec)
             unit.assignments.append(a)
             _apply(unit, a, env_files)
     for path, optional in env_files:
