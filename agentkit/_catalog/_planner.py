@@ -9,6 +9,7 @@ every choice is explained. No network, no model.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .._types import Plan, SubQuestion, TaskSpec
 from ._template import TaskTemplate
@@ -30,6 +31,7 @@ class NoMatchingTask(Exception):
     """The catalog cannot answer the question; the message lists what it can answer."""
 
 
+@lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     text = text.lower()
     for pattern, repl in _SPELLINGS:

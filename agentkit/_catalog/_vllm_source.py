@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 _UNKNOWN = object()
+
+
+@lru_cache(maxsize=64)
+def _tree(source: str) -> ast.Module:
+    """Parsed once per distinct text: the same installed files are read by every run (the
+    trees are only read, never changed)."""
+    return ast.parse(source)
 
 
 @dataclass
@@ -126,8 +134,7 @@ def _enum_names(node: ast.AST) -> list[str] | None:
 def backend_priorities(source: str, use_mla: bool, major: int, minor: int
                        ) -> tuple[list[str] | None, int, int]:
     """(backend names in priority order, line of the chosen return, line of the function)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(source)):
         if isinstance(node, ast.FunctionDef) and node.name == "_get_backend_priorities":
             args = [a.arg for a in node.args.args]
             if len(args) < 2:
@@ -138,10 +145,12 @@ def backend_priorities(source: str, use_mla: bool, major: int, minor: int
     return None, 0, 0
 
 
+@lru_cache(maxsize=64)
 def registry_paths(source: str) -> dict[str, tuple[str, int]]:
-    """Enum member → (dotted class path, line) from the backend registry."""
+    """Enum member → (dotted class path, line) from the backend registry (read-only: the
+    result is cached per text)."""
     out: dict[str, tuple[str, int]] = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_tree(source)):
         if isinstance(node, ast.ClassDef) and "Backend" in node.name:
             for stmt in node.body:
                 if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
@@ -154,12 +163,12 @@ def registry_paths(source: str) -> dict[str, tuple[str, int]]:
 
 def backend_info(info: BackendInfo, source: str, major: int, minor: int) -> BackendInfo:
     """Fill the class's KV dtypes, compute-capability test, sparsity and FP8 guards."""
-    tree = ast.parse(source)
+    tree = _tree(source)
     lines = source.splitlines()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == info.class_name:
             _class_body(info, node, lines, major, minor)
-    info.guards = _fp8_guards(tree, lines)
+    info.guards = list(_fp8_guards(source))
     return info
 
 
@@ -188,10 +197,12 @@ def _class_body(info: BackendInfo, cls: ast.ClassDef, lines: list[str], major: i
             info.sparse = bool(ret and isinstance(ret.value, ast.Constant) and ret.value.value)
 
 
-def _fp8_guards(tree: ast.AST, lines: list[str]) -> list[Guard]:
+@lru_cache(maxsize=64)
+def _fp8_guards(source: str) -> tuple[Guard, ...]:
     """``raise NotImplementedError("…FP8…")`` statements: refusals of a quantized KV cache."""
+    lines = source.splitlines()
     guards = []
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(source)):
         if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
             continue
         func = node.exc.func
@@ -203,4 +214,4 @@ def _fp8_guards(tree: ast.AST, lines: list[str]) -> list[Guard]:
             end = getattr(node, "end_lineno", node.lineno) or node.lineno
             text = " ".join(ln.strip() for ln in lines[node.lineno - 1 : end])
             guards.append(Guard(line=node.lineno, end=end, text=text, message=message))
-    return guards
+    return tuple(guards)

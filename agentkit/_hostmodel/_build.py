@@ -66,17 +66,21 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
     does; a template (``foo@.service``) counts once per instance that is enabled or loaded."""
     names: dict[str, str] = {}
     wanted: set[str] = set()
+    calls: list[tuple[str, dict[str, Any]]] = []
     for d in UNIT_DIRS:
-        for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf"):
-            hits = await ctx.tool("grep", optional=True, pattern=_CANDIDATE, path=pattern,
-                                  max_matches=1000)
-            for m in (hits or {}).get("matches", []):
+        calls += [("grep", {"pattern": _CANDIDATE, "path": pattern, "max_matches": 1000})
+                  for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf")]
+        calls.append(("glob", {"pattern": f"{d}/*.service"}))
+        model.looked_in.append(d)
+    got = [await ctx.tool(name, optional=True, **args) for name, args in calls]
+    for (name, _args), result in zip(calls, got, strict=True):
+        if name == "grep":
+            for m in (result or {}).get("matches", []):
                 p = m["path"]
                 wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else p.rsplit("/", 1)[-1])
-        listing = await ctx.tool("glob", optional=True, pattern=f"{d}/*.service")
-        for p in (listing or {}).get("paths", []):
-            names.setdefault(p.rsplit("/", 1)[-1], p)
-        model.looked_in.append(d)
+        else:  # in UNIT_DIRS order: the first directory holding a name wins
+            for p in (result or {}).get("paths", []):
+                names.setdefault(p.rsplit("/", 1)[-1], p)
     out: list[tuple[str, str, str | None]] = []
     for name in sorted(wanted):
         if name not in names:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("private-key", re.compile(
@@ -90,6 +91,23 @@ def redact(text: str) -> str:
     """
     if not text or not _TRIGGER.search(text):
         return text
+    if len(text) >= _LONG:
+        return _redact_long(text)
+    return _redact(text)
+
+
+# A long text (a journal, a source file) passes the net more than once on its way out (the
+# command runner, then the sandbox's scrub); its result is kept for the next pass. Bounded:
+# 32 entries of at most the tools' output limits.
+_LONG = 4096
+
+
+@lru_cache(maxsize=32)
+def _redact_long(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     for kind, pattern in _FORMATS:
         text = pattern.sub(_format_sub(kind), text)
     text = _CLI_FLAG.sub(_assignment, text)
