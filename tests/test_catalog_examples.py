@@ -73,6 +73,9 @@ def test_blackwell_reference_answer(capsys: pytest.CaptureFixture[str]) -> None:
     assert t["TP allreduces per decode step"] == ["122", "156"]
     assert t["hidden_size"] == ["7168", "6144"]
     assert t["Sparse indexer (index_topk)"] == ["absent", "2048"]
+    assert t["MoE layers"] == ["60", "75"]  # 61 - 1 dense, 78 - 3 dense
+    assert t["Bytes per allreduce per token (bf16)"] == ["14336", "12288"]  # hidden_size × 2
+    assert t["Attention"] == ["MLA", "MLA"]  # both have kv_lora_rank
     text = bottom(a)
     assert "122" in text and "156" in text and "-21.8%" in text
     unit = root / "etc/systemd/system/vllm-kimi.service"
@@ -115,6 +118,9 @@ def test_hopper_answers_flip(capsys: pytest.CaptureFixture[str]) -> None:
     assert t["Dense layers before MoE"] == ["3", "0"]
     assert t["MTP layers (num_nextn_predict_layers)"] == ["1", "absent"]
     assert t["TP allreduces per decode step"] == ["122", "188"]
+    assert t["MoE layers"] == ["58", "94"]  # 61 - 3 dense; Qwen3's mlp_only_layers is empty
+    assert t["Bytes per allreduce per token (bf16)"] == ["14336", "8192"]
+    assert t["Attention"] == ["MLA", "MHA/GQA"]  # Qwen3 has no kv_lora_rank
     for c in a["citations"]:
         assert_resolves(c, root)
 

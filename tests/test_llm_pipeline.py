@@ -172,7 +172,10 @@ def test_ctrl_c_cancels_and_closes_the_trace(tmp_path: Path) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentkit", "ask", "What is set?", "--root", str(root),
              "--base-url", server.base_url, "--model", "fake", "--trace", str(trace), "-q"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # a runner started with SIGINT ignored (nohup, background jobs) passes that on:
+            # the child gets the default back, as an interactive shell would give it
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and server.in_flight < 3:
             time.sleep(0.05)

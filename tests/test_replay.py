@@ -263,3 +263,55 @@ def test_llm_drift_names_task_findings_and_stale_model_steps(
     # the synthesizer saw ids and locators only, which did not change: not stale
     assert drift["stale_model_steps"] == ["task nccl-conf step 2"]
     assert "stale" in err
+
+
+def test_a_corrupt_middle_line_is_an_error_even_when_the_file_ends_cut_off(
+        recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Only the *last* line may be a crash's cut-off: a damaged line before it is named.
+    lines = _lines(recorded)
+    lines[5] = lines[5][: len(lines[5]) // 2] + "\n"
+    text = "".join(lines)
+    recorded.write_text(text[:-25])  # and the last line cut off, without its newline
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 2 and "line 6: not JSON" in err
+
+
+@pytest.mark.parametrize("drop", ["tool", "args", "index"])
+def test_a_tool_start_event_without_its_fields_is_named_by_line(
+        recorded: Path, capsys: pytest.CaptureFixture[str], drop: str) -> None:
+    lines = _lines(recorded)
+    i = next(i for i, line in enumerate(lines)
+             if (e := json.loads(line))["kind"] == "tool" and e["phase"] == "start")
+    ev = json.loads(lines[i])
+    del ev["data"][drop]
+    lines[i] = json.dumps(ev) + "\n"
+    recorded.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(recorded))
+    assert code == 2 and f"line {i + 1}: tool start event without {drop}" in err
+    assert "Traceback" not in err
+
+
+def test_a_tampered_llm_trace_does_not_replay_as_identical(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A recorded tool result changed by hand changes what the model would have been shown:
+    # the request no longer hashes to the recorded one, and exact replay says so.
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "llm.jsonl"
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        code, _, err = run(capsys, "ask", "What is set here?", "--root", str(root),
+                           "--base-url", server.base_url, "--model", "fake", "-q",
+                           "--trace", str(trace))
+    assert code == 0, err
+    lines = _lines(trace)
+    i = next(i for i, line in enumerate(lines)
+             if (e := json.loads(line))["kind"] == "tool" and e["phase"] == "end"
+             and e["data"]["ok"] and e["task"] == "nccl-conf")
+    ev = json.loads(lines[i])
+    ev["data"]["data"]["tampered"] = True
+    lines[i] = json.dumps(ev) + "\n"
+    trace.write_text("".join(lines))
+    code, _, err = run(capsys, "replay", str(trace))
+    assert code == 6, err
+    assert f"diverged at task nccl-conf step {ev['step'] + 1}" in err
+    assert "model request differs from the recorded one" in err
+    assert "identical" not in err

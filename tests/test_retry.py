@@ -106,3 +106,73 @@ def test_tool_calls_and_usage_parsed() -> None:
     assert [(c.name, c.parsed()) for c in resp.tool_calls] == [
         ("read_file", {"path": "/a"}), ("glob", {"pattern": "/b/*"})]
     assert resp.usage.input_tokens == 100 and resp.usage.output_tokens == 20
+
+
+def test_retry_after_is_waited_for_in_full_through_the_server() -> None:
+    # A server that asks for 1.5 s gets at least 1.5 s before the next attempt (a lower bound:
+    # a busy machine can only make the wait longer, never shorter).
+    import time
+
+    server_replies = sequence(Reply(status=503, headers={"retry-after": "1.5"}, body={}),
+                              Reply.openai(text="ok"))
+    with FakeLLMServer(server_replies) as server:
+        t0 = time.monotonic()
+        complete(server, RetryPolicy(max_attempts=3, base_wait_s=0.01, max_wait_s=5.0))
+        waited = time.monotonic() - t0
+        assert len(server.requests) == 2
+    assert waited >= 1.5, waited
+
+
+@pytest.mark.parametrize("headers,seconds", [
+    ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "2"}, 2.0),
+    ({"retry-after": "0.25"}, 0.25), ({"retry-after": "-3"}, 0.0),
+    ({"retry-after-ms": "x", "retry-after": "4"}, 4.0), ({"retry-after": "soon"}, None), ({}, None),
+])
+def test_retry_after_header_forms(headers: dict[str, str], seconds: float | None) -> None:
+    import httpx
+
+    from agentkit._llm._retry import retry_after
+
+    assert retry_after(httpx.Headers(headers)) == seconds
+
+
+def test_retry_after_as_an_http_date_counts_from_now() -> None:
+    import time
+
+    import httpx
+
+    from agentkit._llm._retry import retry_after
+
+    got = retry_after(httpx.Headers({"retry-after": formatdate(time.time() + 30, usegmt=True)}))
+    assert got is not None and 28 <= got <= 30
+
+
+def test_asking_longer_than_the_bound_fails_at_once() -> None:
+    calls = []
+
+    async def fn() -> str:
+        calls.append(1)
+        raise ModelError("HTTP 429", status=429, retryable=True, retry_after=60.0)
+
+    with pytest.raises(ModelError, match="429"):
+        anyio.run(RetryPolicy(max_attempts=5, max_wait_s=10.0).call, fn)
+    assert calls == [1]
+
+
+def test_each_attempt_waits_what_its_own_error_asked() -> None:
+    import time
+
+    asked = iter([0.3, 0.6])
+    stamps: list[float] = []
+
+    async def fn() -> str:
+        stamps.append(time.monotonic())
+        wait = next(asked, None)
+        if wait is None:
+            return "ok"
+        raise ModelError("HTTP 503", status=503, retryable=True, retry_after=wait)
+
+    assert anyio.run(RetryPolicy(max_attempts=4, base_wait_s=0.01, max_wait_s=5.0).call,
+                     fn) == "ok"
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert len(gaps) == 2 and gaps[0] >= 0.3 and gaps[1] >= 0.6, gaps

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from agentkit._sandbox._paths import Root
 from agentkit._sandbox._redact import redact
 
 from ..conftest import write_tree
-from .secrets_data import BENIGN, FORMATS, SECRETS, Secret
+from .secrets_data import BENIGN, SECRETS, Secret
 
 FRAGMENTS = sorted({f for s in SECRETS for f in s.fragments})
 # Secrets written on one line: still redacted when a program reorders lines (sort), which can
@@ -35,10 +34,6 @@ def test_every_planted_secret_is_redacted(secret: Secret) -> None:
     assert not [f for f in secret.fragments if f in out], out
     assert redact(out) == out  # idempotent: a second pass (the sandbox's net) changes nothing
     assert out.count("\n") == secret.text.count("\n")  # line numbers stay citable
-
-
-def test_at_least_15_formats() -> None:
-    assert len(FORMATS) >= 15
 
 
 def test_false_positive_rate_on_look_alikes() -> None:
@@ -186,4 +181,3 @@ def test_no_secret_fragment_is_in_the_benign_corpus() -> None:
     # Guards the corpus itself: a fragment there would make the FP measurement meaningless.
     joined = "\n".join(BENIGN)
     assert not [f for f in FRAGMENTS if f in joined]
-    assert os.path.basename(__file__)  # the module is importable as data for figures.py

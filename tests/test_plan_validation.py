@@ -1,0 +1,74 @@
+"""The LLM planner's validation of a submitted plan, tested directly: what is refused, with
+which message, and what a valid plan becomes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentkit._catalog._template import load_catalog
+from agentkit._planner import LLMPlanner
+from agentkit.testing import ScriptedModel, reply
+
+TOOLS = ["read_file", "grep", "parse_config"]
+
+
+def planner(max_tasks: int = 3) -> LLMPlanner:
+    return LLMPlanner(ScriptedModel(lambda _: reply()), load_catalog(), TOOLS,
+                      max_tasks=max_tasks)
+
+
+def free(task_id: str, **extra: Any) -> dict[str, Any]:
+    return {"id": task_id, "title": task_id.upper(), "objective": f"find {task_id}", **extra}
+
+
+def test_duplicate_task_ids_are_refused_and_named() -> None:
+    with pytest.raises(ValueError, match=r"task ids must be unique; repeated: a$"):
+        planner()._validate("q", {"tasks": [free("a"), free("b"), free("a")]})
+
+
+@pytest.mark.parametrize("cap", [1, 3, 5])
+def test_the_task_cap_admits_exactly_max_tasks(cap: int) -> None:
+    ok = planner(cap)._validate("q", {"tasks": [free(f"t{i}") for i in range(cap)]})
+    assert [t.id for t in ok.tasks] == [f"t{i}" for i in range(cap)]
+    with pytest.raises(ValueError, match=f"^{cap + 1} tasks; at most {cap} allowed$"):
+        planner(cap)._validate("q", {"tasks": [free(f"t{i}") for i in range(cap + 1)]})
+
+
+def test_a_template_task_takes_the_templates_tools_and_title() -> None:
+    catalog = load_catalog()
+    plan = planner()._validate("q", {"tasks": [{"id": "n", "title": "x", "template": "nccl-env"}]})
+    (task,) = plan.tasks
+    assert task.template == "nccl-env" and task.tools == catalog["nccl-env"].tools
+    assert task.title == catalog["nccl-env"].title and "catalog template" in task.reason
+
+
+def test_unknown_template_tools_and_missing_objective() -> None:
+    with pytest.raises(ValueError, match=r"task n: unknown template 'nope'; known: .*nccl-env"):
+        planner()._validate("q", {"tasks": [{"id": "n", "title": "x", "template": "nope"}]})
+    with pytest.raises(ValueError, match=r"task a: unknown tools \['shell'\]"):
+        planner()._validate("q", {"tasks": [free("a", tools=["grep", "shell"])]})
+    with pytest.raises(ValueError, match="task a: a free-form task needs an objective"):
+        planner()._validate("q", {"tasks": [{"id": "a", "title": "A"}]})
+
+
+def test_free_form_tasks_get_every_tool_unless_they_name_some() -> None:
+    plan = planner()._validate("q", {"tasks": [free("a"), free("b", tools=["grep"])]})
+    assert [t.tools for t in plan.tasks] == [TOOLS, ["grep"]]
+    assert plan.mode == "llm" and plan.question == "q"
+
+
+def test_subquestions_may_only_name_planned_tasks() -> None:
+    raw = {"tasks": [free("a")], "subquestions": [{"text": "why?", "tasks": ["a", "zz"]}]}
+    with pytest.raises(ValueError, match=r"subquestion 'why\?' names unknown tasks \['zz'\]"):
+        planner()._validate("q", raw)
+    raw["subquestions"] = [{"text": "why?", "tasks": ["a"]}]
+    assert planner()._validate("q", raw).subquestions[0].tasks == ["a"]
+
+
+def test_shape_errors_are_refused() -> None:
+    with pytest.raises(ValueError):
+        planner()._validate("q", {"tasks": []})
+    with pytest.raises(ValueError):
+        planner()._validate("q", {"tasks": [free("a", extra_field=1)]})
