@@ -86,7 +86,8 @@ def test_blackwell_reference_answer(capsys: pytest.CaptureFixture[str]) -> None:
     assert {c["excerpt"] for c in cited(a, nccl)} == {"Environment=NCCL_PROTO=LL",
                                                      "Environment=NCCL_P2P_LEVEL=SYS"}
     assert "Custom allreduce is disabled" in text
-    fp8 = claim_with(a, "no attention backend for this model accepts a fp8 KV cache")
+    fp8 = claim_with(a, "no attention backend for nvidia/Kimi-K2.5-NVFP4 (MLA attention) "
+                        "accepts a fp8 KV cache")
     # the raise statement whose message refuses FP8 (one line above the message)
     guard = line_of(root / TRITON, '"TritonMLA V1 with FP8 KV cache not yet supported"') - 1
     assert fp8["text"].startswith("No: ")  # the question asks "would … improve": no
@@ -141,7 +142,7 @@ def test_fp8_verdict_follows_the_installed_source(tmp_path: Path,
     # listed, but the guards still raise: still no, and the answer names the guard
     src.write_text(newer)
     a = ask(root, capsys)
-    claim_with(a, "no attention backend for this model accepts a fp8 KV cache")
+    claim_with(a, "(MLA attention) accepts a fp8 KV cache")
     assert "TRITON_MLA lists the dtype but its source still refuses it" in everything(a)
     # listed and the guards gone (what newer vLLM releases did): yes, via TRITON_MLA
     unguarded = re.sub(r"\n\s*if is_quantized_kv_cache\(self\.kv_cache_dtype\):\n\s*raise "

@@ -73,10 +73,34 @@ def display_name(model_dir: str) -> str:
     return "/".join(parts[-2:])
 
 
+@recipe_function("question_model")
+async def question_model(ctx: RecipeContext) -> str:
+    """The model the question asks about: another model on the host when the question names
+    exactly one ("…help the Foo-7B model we ran before?"), else the served one. Later steps
+    (model_architecture, quant_config) then read that model. Needs: model_path."""
+    served = ctx.need("model_path", "serve_flags").value.rstrip("/")
+    question = str(ctx.spec.inputs.get("question", ""))
+    dirs, ev = await _model_dirs(ctx, served)
+    model: HostModel | None = ctx.vars.get("host_model")
+    others = {s.model_path for s in (model.servers if model else []) if s.model_path}
+    named = [c for c in sorted(set(dirs) | others - {served}) if named_in(question, c)]
+    if len(named) == 1 and not named_in(question, served):
+        ctx.vars["subject_path"] = named[0]
+        ctx.fact("subject_model", {"path": named[0], "name": display_name(named[0]),
+                                   "served": display_name(served)}, ev)
+        return named[0]
+    return served
+
+
+def _subject(ctx: RecipeContext) -> str:
+    return str(ctx.vars.get("subject_path") or ctx.need("model_path", "serve_flags").value)
+
+
 @recipe_function("model_architecture")
 async def model_architecture(ctx: RecipeContext) -> dict[str, Any]:
-    """The served model's layout. Needs: model_path (serve_flags). Sets: served_model."""
-    path = ctx.need("model_path", "serve_flags").value
+    """The layout of the served model (or of the one the question names, after
+    question_model). Needs: model_path (serve_flags). Sets: served_model."""
+    path = _subject(ctx)
     model = await read_model(ctx, path)
     _model_fact(ctx, "served_model", path, model)
     return model
@@ -270,7 +294,7 @@ async def quant_config(ctx: RecipeContext) -> dict[str, Any]:
     """Weight quantization and the KV-cache dtype the checkpoint recommends, from
     hf_quant_config.json (ModelOpt) or config.json's quantization_config.
     Needs: model_path. Sets: weight_quant, kv_cache_recommended."""
-    path = ctx.need("model_path", "serve_flags").value.rstrip("/")
+    path = _subject(ctx).rstrip("/")
     hfq = await ctx.tool("parse_config", optional=True, path=f"{path}/hf_quant_config.json",
                          format="json")
     cfg = await ctx.tool("parse_config", path=f"{path}/config.json", format="json")

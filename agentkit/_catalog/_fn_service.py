@@ -63,9 +63,14 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
     ctx.fact("server_state", {"value": st.value, "detail": st.detail, "enabled": st.enabled,
                               "restarts": st.restarts},
              st.evidence + ([server.failure] if server.failure else []))
+    if server.refused:
+        ctx.alert(f"{server.name} cannot run: {server.refused}.",
+                  [*server.argv_evidence, *st.evidence])
+        raise StepFailed(f"{server.name} is refused by systemd: {server.refused}")
     if st.value in ("crash-looping", "failed", "stopped"):
-        ctx.alert(f"{server.name} is not serving: it is {st.value} ({st.detail})"
-                  + (". Its journal's last failure is cited." if server.failure else "."),
+        why = (f"; the last error in its journal: {server.cause}" if server.cause else
+               "; its journal's last failure is cited" if server.failure else "")
+        ctx.alert(f"{server.name} is not serving: it is {st.value} ({st.detail}){why}.",
                   ctx.facts["server_state"].evidence)
     return {"unit": server.name}
 
@@ -118,6 +123,8 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     return rows
 
 
+# What the process now running said (the last start in the journal), not the first start.
+_LATEST = {"kv_cache_dtype_logged", "vllm_version_logged"}
 _LOG_PATTERNS = {
     "attention_backend": re.compile(r"Using (\w+) attention backend"),
     "custom_allreduce_disabled": re.compile(r"Custom allreduce is disabled because (.+?)\."),
@@ -125,6 +132,7 @@ _LOG_PATTERNS = {
     "max_concurrency": re.compile(
         r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
     "vllm_version_logged": re.compile(r"vLLM API server version (\S+)"),
+    "kv_cache_dtype_logged": re.compile(r"\bkv_cache_dtype=(\w+)"),
     "nccl_version_logged": re.compile(r"NCCL version (\S+)"),
 }
 
@@ -143,7 +151,7 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
     for n, line in enumerate(lines, 1):
         for key, pattern in _LOG_PATTERNS.items():
             m = pattern.search(line)
-            if m and key not in found:
+            if m and (key not in found or key in _LATEST):
                 ev = ctx.cite("command", f"$ {shown} [exit {out['exit_code']}] line {n}",
                               line.strip(), line)
                 found[key] = (m.groups(), ev)

@@ -201,12 +201,21 @@ def _kv_verdict(ctx: RecipeContext, target: str, accepted: bool, ev: list[str]) 
     state = ctx.facts.get("server_state")
     asked = bool(flag and str(flag.value).startswith("fp8") and target.startswith("fp8"))
     down = bool(state and state.value["value"] in ("crash-looping", "failed"))
+    logged = ctx.facts.get("kv_cache_dtype_logged")
+    # The unit asks for fp8, but the process running now logged another dtype: it started
+    # before the change, which takes effect (or fails) at the next start.
+    pending = bool(asked and not down and logged is not None
+                   and not str(logged.value).startswith("fp8"))
     if asked and down:
         label = "broken"
-    elif asked:
+    elif asked and not pending:
         label = "already-on" if accepted else "no"
     else:
         label = "yes" if accepted else "no"
+    if pending and flag is not None and logged is not None:
+        ctx.fact("kv_flag_pending", {"flag": flag.value, "running": logged.value,
+                                     "accepted": accepted},
+                 [*flag.evidence, *logged.evidence, *ev])
     extra = (flag.evidence if flag else []) + (state.evidence if state and asked else [])
     ctx.fact("kv_verdict", label, ev + extra)
 

@@ -38,6 +38,19 @@ UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/syste
 _CANDIDATE = r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|python|\.sh\b|\bbash\b|\bsh\b|\benv\b)"
 
 
+# The line that says why a process died: a Python exception or an error message.
+_ERROR = re.compile(r"\b\w*(Error|Exception)\b: |\bERROR\b|\berror: ")
+
+
+_DETAIL = re.compile(r"\b(Value|Type|Assertion) error, |\bmust be\b|\bnot supported\b")
+_PREFIX = re.compile(r"^.*?\]: (?:\([\w-]+ pid=\d+\) )?")
+
+
+def _message(line: str) -> str:
+    """A journal line without its date, host, process and vLLM's "(APIServer pid=…)"."""
+    return _PREFIX.sub("", line).strip()
+
+
 def journal_argv(unit: str) -> list[str]:
     return ["journalctl", "-u", unit, "-n", "2000", "--no-pager"]
 
@@ -127,6 +140,7 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                     argv_evidence=[start["evidence_id"]], env=env,
                     user=(eff.get("user") or {}).get("name") or "root",
                     problems=list(eff.get("problems", [])))
+    server.refused = eff.get("refused") or ""
     for var, u in (eff.get("unset") or {}).items():
         server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
                                       line=u["line"], evidence=[u["evidence_id"]],
@@ -258,6 +272,14 @@ async def _journal_state(ctx: RecipeContext, s: Server, st: State) -> None:
     value, why = from_journal(life)
     if life.failure_line:
         s.failure = _cite_out(ctx, out, life.failure_line)
+        at = next((i for i in range(life.failure_line - 1, -1, -1) if _ERROR.search(lines[i])),
+                  None)
+        if at is not None:
+            # an exception's detail often follows on the next lines (pydantic: "Value error, …")
+            detail = next((lines[j] for j in range(at + 1, min(at + 5, life.failure_line))
+                           if _DETAIL.search(lines[j])), "")
+            s.cause = " ".join(_message(x) for x in (lines[at], detail) if x)[:400]
+            s.failure = _cite_out(ctx, out, at + 1)
     if st.value == "unknown" and value != "unknown":
         st.value, st.detail = value, why
         st.evidence = [_cite_out(ctx, out, life.last_line or life.restart_line)]

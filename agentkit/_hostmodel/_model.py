@@ -55,6 +55,8 @@ class Server:
     state: State = field(default_factory=State)
     journal_lines: int = 0
     failure: str | None = None  # evidence id of the last failure line in its journal
+    cause: str = ""  # the last error its journal shows before failing
+    refused: str = ""  # why systemd would refuse to load the unit
     nccl: dict[str, Setting] = field(default_factory=dict)
     nccl_checked: list[str] = field(default_factory=list)
 

@@ -256,5 +256,5 @@ def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutpu
                 "evidence_id": ev.id}
     out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
                              "exec_start": exec_start, "unset": removed, "user": user,
-                             "problems": unit.problems}
+                             "problems": unit.problems, "refused": unit.refused}
     return out

@@ -48,9 +48,12 @@ class Unit:
     exec_start: list[str] = field(default_factory=list)
     exec_start_at: Assignment | None = None
     user: Assignment | None = None
+    service_type: str = "simple"
+    exec_starts: int = 0  # ExecStart= commands in effect (an empty one resets the list)
     unset: list[tuple[str, Assignment]] = field(default_factory=list)
     removed: dict[str, tuple[EnvVar, Assignment]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    refused: str = ""  # why systemd would refuse to load the unit, if it would
 
 
 class UnitSyntaxError(ValueError):
@@ -109,7 +112,11 @@ def split_env_assignments(value: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def parse_dotenv(text: str, source: str) -> list[EnvVar]:
+def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
+                 ) -> list[EnvVar]:
+    """NAME=value lines. With ``ignored`` (systemd's EnvironmentFile= reading), a line such as
+    ``export NAME=value`` is not an assignment systemd accepts: it is left out and named in
+    ``ignored``; otherwise (a shell-style dotenv) ``export`` is dropped."""
     out: list[EnvVar] = []
     comment: list[str] = []
     for n, raw in enumerate(text.splitlines(), 1):
@@ -121,6 +128,10 @@ def parse_dotenv(text: str, source: str) -> list[EnvVar]:
             comment.append(line.lstrip("#; "))
             continue
         if line.startswith("export "):
+            if ignored is not None:
+                ignored.append(f"{source}:{n}: systemd ignores {line[:80]!r} (the key would "
+                               "be 'export …', not a valid name)")
+                continue
             line = line[7:].lstrip()
         name, eq, val = line.partition("=")
         if not eq or not name.strip().replace("_", "").isalnum():
@@ -219,9 +230,14 @@ def resolve_unit(
                 unit.problems.append(f"EnvironmentFile {path} is missing (not optional)")
             continue
         unit.files.append(path)
-        for var in parse_dotenv(body, path):
+        for var in parse_dotenv(body, path, ignored=unit.problems):
             unit.environment[var.name] = var
     _unset(unit)
+    if unit.exec_starts > 1 and unit.service_type != "oneshot":
+        unit.refused = (f"{unit.exec_starts} ExecStart= commands in effect for Type="
+                        f"{unit.service_type} (only oneshot allows more; a drop-in must reset "
+                        "with an empty ExecStart= first): systemd refuses to load the unit, so "
+                        "none of them runs")
     return unit
 
 
@@ -254,10 +270,14 @@ def _apply(unit: Unit, a: Assignment, env_files: list[tuple[str, bool]]) -> None
         unit.unset += [(w, a) for w in shlex.split(a.value)]
     elif a.key == "User":
         unit.user = a
+    elif a.key == "Type":
+        unit.service_type = a.value
     elif a.key == "ExecStart":
         if not a.value:
             unit.exec_start, unit.exec_start_at = [], None
+            unit.exec_starts = 0
             return
+        unit.exec_starts += 1
         argv = shlex.split(a.value)
         if argv:
             argv[0] = argv[0].lstrip("-@:+!")
