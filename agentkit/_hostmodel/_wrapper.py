@@ -249,11 +249,11 @@ class _Reader:
         self.read(text, path, depth + 1)
 
     def _command(self, words: list[str], n: int, cmd: str, path: str) -> None:
-        if words[0] == "exec":
-            words = words[1:]
-        prefix: list[tuple[str, str]] = []
+        prefix: list[tuple[str, str]] = []  # K=V before the command: its environment only
         while words and (m := _ASSIGN.match(words[0])) is not None:
             prefix.append((m.group(1), m.group(2)))
+            words = words[1:]
+        if words[:1] == ["exec"]:
             words = words[1:]
         words, env_pairs, _clear = strip_env(words)
         if not words or not self.is_engine(words):

@@ -1,0 +1,244 @@
+"""The host model's pure parts, on inputs written for the test: unit state from systemctl and
+journal lines, which server is current, and what a start script gives the engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentkit._hostmodel._model import HostModel, Server, Setting
+from agentkit._hostmodel._select import select_current
+from agentkit._hostmodel._state import (
+    State,
+    from_journal,
+    from_list_units,
+    journal_life,
+    parse_list_unit_files,
+    parse_list_units,
+)
+from agentkit._hostmodel._wrapper import expand, parse_script, script_of, source_targets, strip_env
+
+# ---- state ----------------------------------------------------------------------------------
+
+
+def test_list_units_columns_and_bullets() -> None:
+    text = ("● vllm-a.service loaded failed failed vLLM A\n"
+            "  vllm-b.service loaded active running vLLM B\n"
+            "sshd.socket loaded active listening SSH\n"
+            "short.service loaded\n")
+    assert parse_list_units(text) == {"vllm-a.service": ("loaded", "failed", "failed", 1),
+                                      "vllm-b.service": ("loaded", "active", "running", 2)}
+    assert parse_list_unit_files("a.service enabled enabled\nb.service disabled enabled\n"
+                                 "c.timer enabled enabled\nd.service\n") == {
+        "a.service": ("enabled", 1), "b.service": ("disabled", 2)}
+
+
+@pytest.mark.parametrize("active,sub,state", [
+    ("active", "running", "running"), ("active", "exited", "running"),
+    ("active", "reload", "running"), ("active", "start-post", "active"),
+    ("activating", "auto-restart", "crash-looping"), ("deactivating", "auto-restart",
+                                                      "crash-looping"),
+    ("activating", "start", "starting"), ("failed", "failed", "failed"),
+    ("inactive", "dead", "stopped"), ("maintenance", "x", "unknown"),
+])
+def test_state_from_list_units(active: str, sub: str, state: str) -> None:
+    assert from_list_units(active, sub) == state
+
+
+J = "Nov 20 10:00:{:02d} h systemd[1]: "
+V = "Nov 20 10:00:{:02d} h vllm[9]: "
+
+
+def journal(*lines: str) -> list[str]:
+    return [line.format(n) for n, line in enumerate(lines)]
+
+
+def test_a_crash_loop_is_restarts_without_a_successful_start() -> None:
+    lines = journal(J + "Started u.service.", V + "ValueError: bad",
+                    J + "u.service: Main process exited, code=exited, status=1/FAILURE",
+                    J + "u.service: Failed with result 'exit-code'.",
+                    J + "u.service: Scheduled restart job, restart counter is at 1.",
+                    J + "Started u.service.",
+                    J + "u.service: Failed with result 'exit-code'.",
+                    J + "u.service: Scheduled restart job, restart counter is at 2.")
+    life = journal_life(lines)
+    assert (life.restarts, life.restart_line, life.last_event) == (2, 8, "restarting")
+    assert life.failure_line == 7 and "Failed with result" in life.failure
+    assert from_journal(life)[0] == "crash-looping"
+
+
+def test_restarts_then_a_healthy_start_is_running() -> None:
+    lines = journal(J + "u.service: Scheduled restart job, restart counter is at 1.",
+                    J + "u.service: Scheduled restart job, restart counter is at 2.",
+                    J + "Started u.service.", V + "INFO:     Application startup complete.")
+    life = journal_life(lines)
+    assert life.healthy_line == 4 and life.last_event == "started"
+    state, why = from_journal(life)
+    assert state == "running" and "came up" in why
+
+
+@pytest.mark.parametrize("lines,state", [
+    ([J + "Started u.service."], "running"),
+    ([J + "Started u.service.", J + "Stopped u.service."], "stopped"),
+    ([J + "Started u.service.", J + "u.service: Deactivated successfully."], "stopped"),
+    ([J + "Started u.service.", J + "u.service: Failed with result 'exit-code'."], "failed"),
+    ([J + "u.service: Start request repeated too quickly."], "failed"),
+    ([J + "u.service: Scheduled restart job, restart counter is at 1."], "unknown"),
+    ([V + "INFO something"], "unknown"),
+    ([J + "u.service: Scheduled restart job, restart counter is at 3.",
+      J + "Stopped u.service."], "stopped"),
+])
+def test_state_from_the_journal(lines: list[str], state: str) -> None:
+    assert from_journal(journal_life(journal(*lines)))[0] == state
+
+
+def test_state_knows_what_is_meant_to_be_up() -> None:
+    assert State("running").up_or_meant_to_be and State("crash-looping").up_or_meant_to_be
+    assert not State("failed").up_or_meant_to_be and not State().up_or_meant_to_be
+
+
+# ---- which server is current ---------------------------------------------------------------
+
+
+def server(name: str, state: str = "unknown", enabled: bool | None = None) -> Server:
+    s = Server(name=name, path=f"/etc/systemd/system/{name}", files=[], argv=["vllm", "serve"],
+               argv_source="x", argv_line=1, argv_evidence=[f"E{name}"], env={})
+    s.state = State(state, enabled=enabled)
+    return s
+
+
+def decide(*servers: Server) -> HostModel:
+    m = HostModel(servers=list(servers))
+    select_current(m)
+    return m
+
+
+def test_no_server_and_a_single_one() -> None:
+    m = decide()
+    assert m.current is None and not m.ambiguous and "no systemd unit" in m.decision
+    m = decide(server("a.service", "stopped", False))
+    assert m.current is not None and m.current.name == "a.service" and "only unit" in m.decision
+
+
+@pytest.mark.parametrize("states,current", [
+    ([("running", False), ("stopped", True)], "a"),
+    ([("stopped", True), ("crash-looping", False)], "b"),
+    ([("unknown", True), ("unknown", False)], "a"),
+    ([("stopped", False), ("failed", True)], "b"),
+])
+def test_running_beats_enabled_beats_present(states: list[tuple[str, bool]],
+                                             current: str) -> None:
+    m = decide(server("a", *states[0]), server("b", *states[1]))
+    assert m.current is not None and m.current.name == current and not m.ambiguous
+
+
+@pytest.mark.parametrize("states,candidates", [
+    ([("running", True), ("running", True)], ["a", "b"]),
+    ([("running", False), ("crash-looping", True), ("stopped", True)], ["a", "b"]),
+    ([("unknown", True), ("unknown", True), ("unknown", False)], ["a", "b"]),
+    ([("unknown", False), ("stopped", False)], ["a", "b"]),
+    ([("unknown", None), ("unknown", None)], ["a", "b"]),
+])
+def test_ambiguous_names_every_candidate(states: list[tuple[str, bool | None]],
+                                         candidates: list[str]) -> None:
+    names = "abc"
+    m = decide(*(server(names[i], *st) for i, st in enumerate(states)))
+    assert m.current is None and m.ambiguous
+    assert [s.name for s in m.candidates] == candidates
+    for n in names[: len(states)]:
+        assert n in m.decision
+
+
+def test_server_views() -> None:
+    s = server("a.service", "running", True)
+    s.flags = {"model": "/models/org/name/", "tensor_parallel_size": "4"}
+    s.nccl = {"NCCL_PROTO": Setting("NCCL_PROTO", "LL", "/u", 3, ["E1"]),
+              "NCCL_DEBUG": Setting("NCCL_DEBUG", "INFO", "/u", 4, ["E2"])}
+    assert s.model_path == "/models/org/name" and s.tp == 4
+    assert list(s.tuning) == ["NCCL_PROTO"] and s.tuning["NCCL_PROTO"].where == "/u:3"
+    assert s.summary()["nccl"] == {"NCCL_PROTO": "LL (/u:3)"}
+    s.flags = {"tensor_parallel_size": "x"}
+    assert s.tp == 1 and s.model_path is None
+    assert Setting("A", "1", "/f", 0, []).where == "/f"
+
+
+# ---- start scripts and env(1) --------------------------------------------------------------
+
+
+def is_engine(argv: list[str]) -> bool:
+    return any(a.endswith("vllm") for a in argv[:2])
+
+
+@pytest.mark.parametrize("argv,got", [
+    (["/bin/bash", "/opt/start.sh", "a"], ("/opt/start.sh", ["a"])),
+    (["bash", "-e", "/opt/start.sh"], ("/opt/start.sh", [])),
+    (["/opt/start.sh", "x", "y"], ("/opt/start.sh", ["x", "y"])),
+    (["/bin/sh", "-c", "vllm serve m"], None), (["bash"], None), ([], None),
+    (["/opt/venv/bin/vllm", "serve"], None),
+])
+def test_script_of(argv: list[str], got: tuple[str, list[str]] | None) -> None:
+    assert script_of(argv) == got
+
+
+@pytest.mark.parametrize("argv,cmd,pairs,clear", [
+    (["/usr/bin/env", "A=1", "B=x=y", "vllm", "serve"], ["vllm", "serve"],
+     [("A", "1"), ("B", "x=y")], False),
+    (["env", "-i", "A=1", "vllm"], ["vllm"], [("A", "1")], True),
+    (["env", "-u", "A", "--unset=B", "--", "vllm"], ["vllm"], [("A", "\0"), ("B", "\0")], False),
+    (["env", "-S", "vllm serve"], ["env", "-S", "vllm serve"], [], False),
+    (["vllm", "A=1"], ["vllm", "A=1"], [], False),
+])
+def test_strip_env(argv: list[str], cmd: list[str], pairs: list[tuple[str, str]],
+                   clear: bool) -> None:
+    assert strip_env(argv) == (cmd, pairs, clear)
+
+
+def test_expand() -> None:
+    values = {"A": "1", "B": "two words"}
+    assert expand("$A-${A}-${C:-d}-${C-e}", values) == "1-1-d-e"
+    assert expand("x$C", values) is None and expand("plain", values) == "plain"
+
+
+def test_a_script_exports_and_execs() -> None:
+    text = ("#!/bin/bash\nset -euo pipefail\nexport NCCL_PROTO=LL\nLOCAL=1\nMODEL=/m\n"
+            "export MODEL\nexport NCCL_ALGO=\"Ring\"  # comment\n"
+            "exec /opt/v/bin/vllm serve \"$MODEL\" \\\n  --tp $TP \"$@\"\n")
+    s = parse_script(text, "/s.sh", {"TP": "8"}, ["--port", "1"], is_engine)
+    assert s.command == ["/opt/v/bin/vllm", "serve", "/m", "--tp", "8", "--port", "1"]
+    assert s.command_line == 8 and s.problems == []
+    assert sorted(s.exported) == ["MODEL", "NCCL_ALGO", "NCCL_PROTO"]
+    assert s.exported["NCCL_ALGO"].value == "Ring" and s.exported["MODEL"].line == 5
+    assert not s.variables["LOCAL"].exported
+
+
+def test_inherited_names_stay_exported_and_set_a_exports() -> None:
+    text = ("NCCL_PROTO=Simple\nset -a\nA=1\nset +a\nB=2\nset -o allexport\nC=3\n"
+            "set +o allexport\nD=4\nvllm serve m\n")
+    s = parse_script(text, "/s.sh", {"NCCL_PROTO": "LL"}, [], is_engine)
+    assert {k: v.value for k, v in s.exported.items()} == {"NCCL_PROTO": "Simple", "A": "1",
+                                                           "C": "3"}
+
+
+def test_source_inline_with_set_a_and_semicolons() -> None:
+    text = "set -a; source /etc/n.env; set +a\nX=1 && vllm serve m\n"
+    assert source_targets(text) == ["/etc/n.env"]
+    s = parse_script(text, "/s.sh", {}, [], is_engine,
+                     {"/etc/n.env": "# c\nNCCL_PROTO=LL\nexport NCCL_ALGO=Tree\n"})
+    assert {k: (v.value, v.source, v.line) for k, v in s.exported.items()} == {
+        "NCCL_PROTO": ("LL", "/etc/n.env", 2), "NCCL_ALGO": ("Tree", "/etc/n.env", 3)}
+    assert s.sourced == ["/etc/n.env"] and s.command == ["vllm", "serve", "m"]
+    missing = parse_script(". /nope\nvllm serve m\n", "/s.sh", {}, [], is_engine)
+    assert missing.problems and "/nope" in missing.problems[0]
+
+
+def test_command_prefix_assignments_reach_the_engine() -> None:
+    s = parse_script("NCCL_PROTO=LL exec env NCCL_ALGO=Ring vllm serve m\n", "/s.sh", {}, [],
+                     is_engine)
+    assert s.command == ["vllm", "serve", "m"]
+    assert {k: v.value for k, v in s.exported.items()} == {"NCCL_PROTO": "LL",
+                                                           "NCCL_ALGO": "Ring"}
+
+
+def test_an_unknown_variable_in_the_command_is_a_problem() -> None:
+    s = parse_script("vllm serve $NOPE\n", "/s.sh", {}, [], is_engine)
+    assert s.command == ["vllm", "serve", "$NOPE"] and "does not set" in s.problems[0]
+    assert parse_script("echo hi\n", "/s.sh", {}, [], is_engine).command == []
