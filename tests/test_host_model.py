@@ -24,10 +24,13 @@ def test_list_units_columns_and_bullets() -> None:
     text = ("● vllm-a.service loaded failed failed vLLM A\n"
             "  vllm-b.service loaded active running vLLM B\n"
             "sshd.socket loaded active listening SSH\n"
-            "short.service loaded\n")
+            "short.service loaded\n"
+            "nodesc.service loaded inactive dead\n")  # no DESCRIPTION column: still a unit
     assert parse_list_units(text) == {"vllm-a.service": ("loaded", "failed", "failed", 1),
-                                      "vllm-b.service": ("loaded", "active", "running", 2)}
-    assert parse_list_unit_files("a.service enabled enabled\nb.service disabled enabled\n"
+                                      "vllm-b.service": ("loaded", "active", "running", 2),
+                                      "nodesc.service": ("loaded", "inactive", "dead", 5)}
+    # older systemd prints no PRESET column
+    assert parse_list_unit_files("a.service enabled enabled\nb.service disabled\n"
                                  "c.timer enabled enabled\nd.service\n") == {
         "a.service": ("enabled", 1), "b.service": ("disabled", 2)}
 
@@ -62,8 +65,9 @@ def test_a_crash_loop_is_restarts_without_a_successful_start() -> None:
                     J + "u.service: Scheduled restart job, restart counter is at 2.")
     life = journal_life(lines)
     assert (life.restarts, life.restart_line, life.last_event) == (2, 8, "restarting")
-    assert life.failure_line == 7 and "Failed with result" in life.failure
-    assert from_journal(life)[0] == "crash-looping"
+    assert life.failure_line == 7
+    assert from_journal(life) == ("crash-looping", "the journal shows restart counter 2 and no "
+                                  "successful start after it")
 
 
 def test_restarts_then_a_healthy_start_is_running() -> None:
@@ -72,23 +76,33 @@ def test_restarts_then_a_healthy_start_is_running() -> None:
                     J + "Started u.service.", V + "INFO:     Application startup complete.")
     life = journal_life(lines)
     assert life.healthy_line == 4 and life.last_event == "started"
-    state, why = from_journal(life)
-    assert state == "running" and "came up" in why
+    assert from_journal(life) == ("running", "the journal shows it started and came up, with "
+                                  "no stop or failure after that (as of the capture)")
+    # a restart line and then a healthy start, without systemd's "Started" in the capture
+    life = journal_life(journal(J + "u.service: Scheduled restart job, restart counter is at "
+                                "1.", V + "INFO:     Application startup complete."))
+    assert life.last_event == "restarting" and from_journal(life)[0] == "running"
 
 
-@pytest.mark.parametrize("lines,state", [
-    ([J + "Started u.service."], "running"),
-    ([J + "Started u.service.", J + "Stopped u.service."], "stopped"),
-    ([J + "Started u.service.", J + "u.service: Deactivated successfully."], "stopped"),
-    ([J + "Started u.service.", J + "u.service: Failed with result 'exit-code'."], "failed"),
-    ([J + "u.service: Start request repeated too quickly."], "failed"),
-    ([J + "u.service: Scheduled restart job, restart counter is at 1."], "unknown"),
-    ([V + "INFO something"], "unknown"),
+STOP = "the journal's last lifecycle line is a stop"
+FAIL = "the journal's last lifecycle line is a failure"
+RUN = "the journal shows it started, with no stop or failure after that (as of the capture)"
+
+
+@pytest.mark.parametrize("lines,state,why", [
+    ([J + "Started u.service."], "running", RUN),
+    ([J + "Started u.service.", J + "Stopped u.service."], "stopped", STOP),
+    ([J + "Started u.service.", J + "u.service: Deactivated successfully."], "stopped", STOP),
+    ([J + "Started u.service.", J + "u.service: Failed with result 'exit-code'."], "failed",
+     FAIL),
+    ([J + "u.service: Start request repeated too quickly."], "failed", FAIL),
+    ([J + "u.service: Scheduled restart job, restart counter is at 1."], "unknown", ""),
+    ([V + "INFO something"], "unknown", ""),
     ([J + "u.service: Scheduled restart job, restart counter is at 3.",
-      J + "Stopped u.service."], "stopped"),
+      J + "Stopped u.service."], "stopped", STOP),
 ])
-def test_state_from_the_journal(lines: list[str], state: str) -> None:
-    assert from_journal(journal_life(journal(*lines)))[0] == state
+def test_state_from_the_journal(lines: list[str], state: str, why: str) -> None:
+    assert from_journal(journal_life(journal(*lines))) == (state, why)
 
 
 def test_state_knows_what_is_meant_to_be_up() -> None:
@@ -242,3 +256,23 @@ def test_an_unknown_variable_in_the_command_is_a_problem() -> None:
     s = parse_script("vllm serve $NOPE\n", "/s.sh", {}, [], is_engine)
     assert s.command == ["vllm", "serve", "$NOPE"] and "does not set" in s.problems[0]
     assert parse_script("echo hi\n", "/s.sh", {}, [], is_engine).command == []
+
+
+def test_the_decision_says_why_in_full() -> None:
+    assert decide().decision == "no systemd unit starts vLLM, SGLang or TensorRT-LLM"
+    a, b = server("a", "running", True), server("b", "stopped", False)
+    assert decide(a, b).decision == ("a is the only one of a (running, enabled), b (stopped, "
+                                     "disabled) that is running or trying to run")
+    a, b = server("a", "unknown", True), server("b", "unknown", None)
+    assert decide(a, b).decision == ("a is the only enabled one of a (unknown, enabled), b "
+                                     "(unknown, enablement unknown); none is shown running")
+    a, b = server("a", "running", True), server("b", "crash-looping", True)
+    assert decide(a, b).decision == ("more than one server is up: a (running, enabled), b "
+                                     "(crash-looping, enabled)")
+    a, b = server("a", "stopped", True), server("b", "stopped", True)
+    assert decide(a, b).decision == ("the host does not say which one serves: a (stopped, "
+                                     "enabled), b (stopped, enabled)")
+    a, b = server("a", "stopped", False), server("b", "unknown", None)
+    assert decide(a, b).decision == (
+        "the host does not say which one serves: a (stopped, disabled), b (unknown, enablement "
+        "unknown); none is enabled or shown running")

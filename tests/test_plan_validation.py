@@ -72,3 +72,25 @@ def test_shape_errors_are_refused() -> None:
         planner()._validate("q", {"tasks": []})
     with pytest.raises(ValueError):
         planner()._validate("q", {"tasks": [free("a", extra_field=1)]})
+
+
+def test_messages_list_every_name() -> None:
+    with pytest.raises(ValueError, match=r"repeated: a, b$"):
+        planner(4)._validate("q", {"tasks": [free("b"), free("a"), free("a"), free("b")]})
+    with pytest.raises(ValueError) as err:
+        planner()._validate("q", {"tasks": [{"id": "n", "title": "x", "template": "nope"}]})
+    assert ", ".join(sorted(load_catalog())) in str(err.value)
+
+
+def test_every_task_gets_the_planners_budget_and_says_who_chose_it() -> None:
+    from agentkit._types import Budget
+
+    budget = Budget(max_steps=3, max_tokens=1000, deadline_s=9.0)
+    p = LLMPlanner(ScriptedModel(lambda _: reply()), load_catalog(), TOOLS, budget=budget)
+    plan = p._validate("q", {"tasks": [{"id": "n", "title": "x", "template": "nccl-env"},
+                                       free("a"), free("b")]})
+    assert [t.id for t in plan.tasks] == ["n", "a", "b"]  # a template task does not end it
+    assert all(t.budget == budget for t in plan.tasks)
+    assert [t.reason for t in plan.tasks] == ["chosen by the model planner (catalog template)",
+                                              "chosen by the model planner",
+                                              "chosen by the model planner"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from email.utils import formatdate
+from typing import Any
 
 import anyio
 import pytest
@@ -176,3 +177,112 @@ def test_each_attempt_waits_what_its_own_error_asked() -> None:
                      fn) == "ok"
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
     assert len(gaps) == 2 and gaps[0] >= 0.3 and gaps[1] >= 0.6, gaps
+
+
+def test_the_policy_defaults() -> None:
+    assert RetryPolicy() == RetryPolicy(max_attempts=5, base_wait_s=0.5, max_wait_s=30.0)
+
+
+@pytest.mark.parametrize("status,retryable", [
+    (408, True), (409, True), (425, True), (429, True), (500, True), (502, True), (503, True),
+    (504, True), (529, True), (400, False), (401, False), (403, False), (404, False),
+    (422, False), (501, False), (200, False),
+])
+def test_error_for_status(status: int, retryable: bool) -> None:
+    import httpx
+
+    from agentkit._llm._retry import error_for_status
+
+    err = error_for_status(status, httpx.Headers({"retry-after": "3"}), "line one\nline two"
+                           + "x" * 400)
+    assert err.retryable is retryable and err.status == status and err.retry_after == 3.0
+    assert str(err) == f"model server answered HTTP {status}: line one line two" + "x" * 283
+
+
+def counted(errors: list[ModelError | None]) -> tuple[list[int], Any]:
+    calls: list[int] = []
+
+    async def fn() -> str:
+        calls.append(1)
+        err = errors[min(len(calls) - 1, len(errors) - 1)]
+        if err is not None:
+            raise err
+        return "ok"
+
+    return calls, fn
+
+
+def busy(after: float | None = None, message: str = "HTTP 503") -> ModelError:
+    return ModelError(message, status=503, retryable=True, retry_after=after)
+
+
+def test_one_attempt_means_no_retry_and_the_attempts_are_counted_exactly() -> None:
+    calls, fn = counted([busy(0.0)])
+    with pytest.raises(ModelError):
+        anyio.run(RetryPolicy(max_attempts=1).call, fn)
+    assert len(calls) == 1
+    calls, fn = counted([busy(0.0), None])
+    assert anyio.run(RetryPolicy(max_attempts=2, base_wait_s=0.01).call, fn) == "ok"
+    assert len(calls) == 2
+    calls, fn = counted([busy(0.0, "first"), busy(0.0, "second"), busy(0.0, "last")])
+    with pytest.raises(ModelError, match=r"^last$"):  # the last error itself, not a wrapper
+        anyio.run(RetryPolicy(max_attempts=3, base_wait_s=0.01).call, fn)
+    assert len(calls) == 3
+
+
+def test_what_is_not_retried() -> None:
+    calls, fn = counted([ModelError("HTTP 400", status=400, retryable=False)])
+    with pytest.raises(ModelError):
+        anyio.run(RetryPolicy(max_attempts=4).call, fn)
+    assert len(calls) == 1
+    # a retryable error on a later attempt that is not: stops there
+    calls, fn = counted([busy(0.0), ModelError("HTTP 401", status=401), None])
+    with pytest.raises(ModelError, match="401"):
+        anyio.run(RetryPolicy(max_attempts=4, base_wait_s=0.01).call, fn)
+    assert len(calls) == 2
+
+
+def test_the_bound_on_what_a_server_may_ask_is_inclusive() -> None:
+    calls, fn = counted([busy(0.2), None])
+    assert anyio.run(RetryPolicy(max_attempts=2, max_wait_s=0.2).call, fn) == "ok"
+    calls, fn = counted([busy(0.21), None])
+    with pytest.raises(ModelError):
+        anyio.run(RetryPolicy(max_attempts=2, max_wait_s=0.2).call, fn)
+    assert len(calls) == 1
+    calls, fn = counted([busy(0.0), busy(0.21), None])  # a later ask past the bound stops too
+    with pytest.raises(ModelError):
+        anyio.run(RetryPolicy(max_attempts=3, max_wait_s=0.2).call, fn)
+    assert len(calls) == 2
+
+
+def test_the_jitter_added_to_an_asked_wait_is_small() -> None:
+    # asked 0.2 s; the jitter on top is at most a tenth of max_wait_s (0.05 s here)
+    import time
+
+    stamps: list[float] = []
+
+    async def fn() -> str:
+        stamps.append(time.monotonic())
+        if len(stamps) < 3:
+            raise busy(0.2)
+        return "ok"
+
+    anyio.run(RetryPolicy(max_attempts=3, base_wait_s=10.0, max_wait_s=0.5).call, fn)
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert all(0.2 <= g < 2.5 for g in gaps), gaps
+
+
+def test_without_an_asked_wait_the_backoff_is_bounded_by_max_wait() -> None:
+    import time
+
+    stamps: list[float] = []
+
+    async def fn() -> str:
+        stamps.append(time.monotonic())
+        if len(stamps) < 3:
+            raise busy(None)
+        return "ok"
+
+    anyio.run(RetryPolicy(max_attempts=3, base_wait_s=5.0, max_wait_s=0.3).call, fn)
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert all(g < 2.0 for g in gaps), gaps

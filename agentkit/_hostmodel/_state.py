@@ -85,7 +85,6 @@ class JournalLife:
     last_line: int = 0
     restarts: int = 0
     restart_line: int = 0
-    failure: str = ""
     failure_line: int = 0
     healthy_line: int = 0
 
@@ -97,7 +96,7 @@ def journal_life(lines: list[str]) -> JournalLife:
             life.restarts, life.restart_line = int(m.group(1)), n
             life.last_event, life.last_line = "restarting", n
         elif _FAILED.search(line):
-            life.failure, life.failure_line = line.split(": ", 1)[-1].strip(), n
+            life.failure_line = n
             life.last_event, life.last_line = "failed", n
         elif _STARTED.search(line):
             life.last_event, life.last_line = "started", n

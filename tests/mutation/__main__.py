@@ -37,11 +37,10 @@ class Target:
     path: str
     tests: list[str]
     functions: str = "*"  # mutant name glob within the module (mutmut's naming)
-    # mutants that change nothing observable, each with the reason (docs/testing.md)
+    # mutants that change nothing observable: the mutated line they add → why (docs/testing.md)
     equivalent: dict[str, str] = field(default_factory=dict)
 
 
-SCENARIOS = "tests/test_scenarios.py"
 TARGETS: dict[str, Target] = {
     "citations": Target("agentkit/_citations.py",
                         ["tests/test_citations.py", "tests/test_catalog_examples.py"]),
@@ -55,17 +54,23 @@ TARGETS: dict[str, Target] = {
     "replay": Target("agentkit/_replay.py", ["tests/test_replay.py"]),
     "retry": Target("agentkit/_llm/_retry.py", ["tests/test_retry.py"]),
     "model-arithmetic": Target("agentkit/_catalog/_fn_models.py",
-                               ["tests/test_model_arithmetic.py", SCENARIOS],
+                               ["tests/test_model_arithmetic.py"],
                                functions="*_derive*"),
-    "verdict-wording": Target("agentkit/_catalog/_framing.py",
-                              ["tests/test_framing.py", SCENARIOS]),
-    "custom-allreduce": Target("agentkit/_catalog/_fn_allreduce.py", [SCENARIOS]),
+    "verdict-wording": Target("agentkit/_catalog/_framing.py", ["tests/test_framing.py"]),
+    "custom-allreduce": Target("agentkit/_catalog/_fn_allreduce.py",
+                               ["tests/test_custom_allreduce.py"]),
     "host-state": Target("agentkit/_hostmodel/_state.py",
-                         ["tests/test_host_model.py", SCENARIOS]),
+                         ["tests/test_host_model.py"], equivalent={
+        "if life.restarts >= 2 and life.healthy_line <= life.restart_line:":
+            "a healthy line and a restart line are never the same line",
+        "if life.last_event in (\"started\", \"restarting\") and life.healthy_line >= "
+        "life.last_line:": "a healthy line is never the last lifecycle line itself",
+    }),
     "host-select": Target("agentkit/_hostmodel/_select.py",
-                          ["tests/test_host_model.py", SCENARIOS]),
-    "host-wrapper": Target("agentkit/_hostmodel/_wrapper.py",
-                           ["tests/test_host_model.py", SCENARIOS]),
+                          ["tests/test_host_model.py"], equivalent={
+        "if len(up) >= 1:": "len(up) == 1 has returned just above",
+    }),
+    "host-wrapper": Target("agentkit/_hostmodel/_wrapper.py", ["tests/test_host_model.py"]),
 }
 
 
@@ -126,7 +131,7 @@ def run_target(name: str, t: Target, log: Path) -> Score:
             results = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all",
                                       "true"], cwd=tmp, capture_output=True, text=True).stdout
             out.write(results)
-            _show_survivors(tmp, results, out)
+            diffs = _show_survivors(tmp, results, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     score = Score(name)
@@ -135,7 +140,7 @@ def run_target(name: str, t: Target, log: Path) -> Score:
         mutant, _, status = line.strip().rpartition(": ")
         if not pattern.match(mutant):
             continue
-        if mutant in t.equivalent:
+        if status in ("survived", "no tests") and _equivalent(t, diffs.get(mutant, "")):
             score.equivalent += 1
         elif status == "killed":
             score.killed += 1
@@ -154,14 +159,24 @@ def run_target(name: str, t: Target, log: Path) -> Score:
     return score
 
 
-def _show_survivors(tmp: Path, results: str, out: Any) -> None:
+def _show_survivors(tmp: Path, results: str, out: Any) -> dict[str, str]:
     """The diff of each mutant that lived, into the log: what a new test has to catch."""
+    diffs: dict[str, str] = {}
     for line in results.splitlines()[:400]:
         mutant, _, status = line.strip().rpartition(": ")
         if status in ("survived", "no tests"):
             shown = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=tmp,
                                    capture_output=True, text=True).stdout
+            diffs[mutant] = shown
             out.write(f"--- {mutant} ({status})\n{shown}\n")
+    return diffs
+
+
+def _equivalent(t: Target, diff: str) -> bool:
+    """A mutant is listed as equivalent by the mutated line it adds (names shift with edits)."""
+    added = [ln[1:].strip() for ln in diff.splitlines()
+             if ln.startswith("+") and not ln.startswith("+++")]
+    return any(line in t.equivalent for line in added)
 
 
 def changed_targets(rev: str) -> list[str]:
