@@ -134,3 +134,7 @@ def test_helpers() -> None:
     assert _tp_gpus(srv(2, "5, 6,7"), 8) == [5, 6] and _tp_gpus(srv(2, "GPU-uuid"), 8) is None
     assert _full_nvlink(NVL, [0, 1, 2, 3]) is True and _full_nvlink(HALF, [0, 1, 2]) is False
     assert _full_nvlink(HALF, [0, 9]) is None and _full_nvlink([], [0]) is None
+
+
+def test_a_gpu_index_past_the_matrix_is_unknown() -> None:
+    assert _full_nvlink(HALF, [0, 4]) is None and _full_nvlink(HALF, [0, 3]) is False

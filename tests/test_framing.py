@@ -83,3 +83,21 @@ def test_proper_names_keep_their_case() -> None:
     r = result("n", "yes", ["nccl"], "NCCL_PROTO=LL is in effect.")
     got = frame("Is nccl tuned?", [r])
     assert got is not None and got.claim.text == "Yes: NCCL_PROTO=LL is in effect."
+
+
+def test_edges_of_the_wording() -> None:
+    assert is_question("Tell me about NCCL? ") is True
+    plain = TaskResult(task_id="plain", status="ok", summary="s")
+    no_about = TaskResult(task_id="x", status="ok", summary="s", facts={
+        "verdict": Fact(value={"answer": "yes", "claim": "c"})})
+    r = result("kv", "undetermined", ["fp8"], "", errors=["step 3 (kv): source: no list"])
+    got = frame("Would fp8 help?", [plain, no_about, r])  # results without a verdict are skipped
+    assert got is not None and got.claim.text == "Not established: kv could not decide it: " \
+                                                 "source: no list"
+    r = result("kv", "undetermined", ["fp8"], "", errors=["no colon here"])
+    got = frame("Would fp8 help?", [r])
+    assert got is not None and got.claim.text.endswith("could not decide it: no colon here")
+    r = result("kv", "undetermined", ["fp8"], "")
+    got = frame("Would fp8 help?", [r])
+    assert got is not None and got.claim.text.endswith(
+        "could not decide it: the task found nothing to state")

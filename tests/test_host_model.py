@@ -276,3 +276,79 @@ def test_the_decision_says_why_in_full() -> None:
     assert decide(a, b).decision == (
         "the host does not say which one serves: a (stopped, disabled), b (unknown, enablement "
         "unknown); none is enabled or shown running")
+
+
+def test_commands_split_outside_quotes_and_comments() -> None:
+    from agentkit._hostmodel._wrapper import _commands
+
+    text = ("# a comment line\n\n   A=1; B='x;y' && C=\"p||q\" || D=#not-a-comment # real comment\n"
+            "E=a#b\n"
+            "vllm serve m \\\n    --tp 2 \\\n  --port 1\n")
+    assert _commands(text) == [(3, "A=1"), (3, "B='x;y'"), (3, "C=\"p||q\""),
+                               (3, "D=#not-a-comment"), (4, "E=a#b"),
+                               (5, "vllm serve m      --tp 2    --port 1")]
+    assert _commands("X=1\\") == [(1, "X=1")]
+
+
+def test_script_variables_keep_their_line_and_text() -> None:
+    text = ("# start\nexport A=1\n  B=two  \nexport B\nexport INHERITED\nexport UNKNOWN\n"
+            "vllm serve m\n")
+    s = parse_script(text, "/s.sh", {"INHERITED": "from-unit"}, [], is_engine)
+    a, b, inh = s.variables["A"], s.variables["B"], s.variables["INHERITED"]
+    assert (a.name, a.value, a.line, a.raw, a.exported, a.source) == (
+        "A", "1", 2, "export A=1", True, "/s.sh")
+    assert (b.value, b.line, b.raw, b.exported) == ("two", 3, "  B=two  ", True)
+    assert (inh.value, inh.line, inh.raw, inh.exported) == ("from-unit", 5, "export INHERITED",
+                                                            True)
+    assert "UNKNOWN" not in s.variables and "LOCAL" not in s.variables
+    assert (s.command_line, s.command_raw) == (7, "vllm serve m")
+
+
+@pytest.mark.parametrize("opts,exported", [
+    ("set -a", True), ("set -ae", True), ("set -ea", True), ("set -o allexport", True),
+    ("set -e", False), ("set -o pipefail", False), ("set -a; set +a", False),
+    ("set -a; set +o allexport", False), ("set -a; set +eu", True), ("set -o errexit", False),
+])
+def test_allexport_switches(opts: str, exported: bool) -> None:
+    s = parse_script(f"{opts}\nX=1\nvllm serve m\n", "/s.sh", {}, [], is_engine)
+    assert s.variables["X"].exported is exported
+
+
+def test_values_expand_from_what_is_known_so_far() -> None:
+    text = "export A=$BASE/x\nexport B=${NOPE:-dflt}\nexport C=$NOPE/y\nvllm serve m\n"
+    s = parse_script(text, "/s.sh", {"BASE": "/opt"}, [], is_engine)
+    assert [s.variables[k].value for k in "ABC"] == ["/opt/x", "dflt", "$NOPE/y"]
+
+
+def test_source_reads_nested_files_and_notes_unreadable_ones() -> None:
+    text = "source /a.env\nvllm serve m\n"
+    srcs = {"/a.env": "export A=1\n. /b.env\n", "/b.env": "export B=2\nsource /c.env\n"}
+    s = parse_script(text, "/s.sh", {}, [], is_engine, srcs)
+    assert sorted(s.exported) == ["A", "B"] and s.sourced == ["/a.env", "/b.env", "/c.env"]
+    assert s.problems == ["/s.sh: sources /c.env, which could not be read"]
+    assert s.variables["B"].source == "/b.env" and s.variables["B"].line == 1
+    deep = {f"/{i}.env": f"export V{i}=1\nsource /{i + 1}.env\n" for i in range(6)}
+    s = parse_script("source /0.env\nvllm serve m\n", "/s.sh", {}, [], is_engine, deep)
+    assert sorted(s.exported) == ["V0", "V1", "V2"]  # three files deep, then it stops
+    assert source_targets("source a b\n. x\nsource\n") == ["x"]
+
+
+def test_the_last_engine_command_counts_and_words_split_only_when_unquoted() -> None:
+    text = "vllm serve first\nFLAGS='--tp 4'\nexec vllm serve last $FLAGS \"$@\"\n"
+    s = parse_script(text, "/s.sh", {}, ["--a", "b c"], is_engine)
+    assert s.command == ["vllm", "serve", "last", "--tp", "4", "--a", "b c"]
+    assert s.command_line == 3
+
+
+def test_env_options() -> None:
+    assert strip_env(["/usr/local/bin/env", "--ignore-environment", "vllm"]) == (
+        ["vllm"], [], True)
+    assert strip_env(["env", "-", "vllm"]) == (["vllm"], [], True)
+    assert strip_env(["env", "--unset", "A", "vllm"]) == (["vllm"], [("A", "\0")], False)
+    assert strip_env(["env", "--unset=A=B", "vllm"]) == (["vllm"], [("A=B", "\0")], False)
+    assert strip_env(["env", "A=1"]) == ([], [("A", "1")], False)
+    assert strip_env(["env", "-u"]) == (["env", "-u"], [], False)  # -u without a name
+    assert strip_env(["/a/b/env", "A=1", "x"]) == (["x"], [("A", "1")], False)
+    assert strip_env(["/a/env/vllm", "serve"]) == (["/a/env/vllm", "serve"], [], False)
+    assert script_of(["/a/bin/bash", "/s.sh"]) == ("/s.sh", [])
+    assert script_of(["/a/bash/vllm"]) is None

@@ -151,3 +151,53 @@ def test_text_line_counts_from_one(tmp_path: Path) -> None:
     p = tmp_path / "f"
     p.write_bytes(b"a\nb\nc")
     assert [text_line(str(p), o) for o in (0, 1, 2, 4)] == [1, 1, 2, 3]
+
+
+def test_every_message_in_full(tmp_path: Path) -> None:
+    def msg(p: Path) -> str:
+        return str(error(p))
+
+    missing = tmp_path / "missing.jsonl"
+    assert msg(missing) == f"{missing}: line 0: no such file"
+    d = tmp_path / "dir.jsonl"
+    d.mkdir()
+    assert msg(d) == f"{d}: line 0: cannot read: Is a directory"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert msg(empty) == f"{empty}: line 1: empty file: not an agentkit trace"
+    b = tmp_path / "bin.jsonl"
+    b.write_bytes(b"\xff\n")
+    assert msg(b) == f"{b}: line 1: not UTF-8 text: not an agentkit trace"
+    p = write(tmp_path, {"x": 1})
+    assert msg(p) == (f"{p}: line 1: no agentkit trace header: this file was written by "
+                      "another program (agentkit traces start with a \"trace\" event)")
+    p = write(tmp_path, {**HEADER, "v": 7})
+    assert msg(p) == (f"{p}: line 1: trace version 7 is newer than this agentkit reads "
+                      f"({TRACE_VERSION}): upgrade agentkit to replay it")
+    p = write(tmp_path, {**HEADER, "v": -1})
+    assert msg(p) == (f"{p}: line 1: trace version -1 is not a version agentkit ever wrote: "
+                      "the file is damaged")
+    p = write(tmp_path, HEADER, "{oops")
+    assert msg(p) == f"{p}: line 2: not JSON (Expecting property name enclosed in double " \
+                     "quotes at column 2)"
+    p = write(tmp_path, HEADER, {**RUN_START, "v": 9})
+    assert msg(p) == f"{p}: line 2: trace version 9 is not one this agentkit reads (1 to 1)"
+    bad = json.loads(json.dumps(TOOL_END))
+    del bad["data"]["ok"], bad["data"]["evidence"]
+    p = write(tmp_path, HEADER, bad)
+    assert msg(p) == f"{p}: line 2: tool end event without ok, evidence in its data"
+    p = write(tmp_path, HEADER, [3])
+    assert msg(p) == f"{p}: line 2: not a trace event: (line): Input should be a valid " \
+                     "dictionary or instance of TraceEvent"
+    nested = json.loads(json.dumps(TOOL_START))
+    nested["step"] = {"a": 1}
+    p = write(tmp_path, HEADER, nested)
+    assert msg(p).startswith(f"{p}: line 2: not a trace event: step: ")
+
+
+def test_a_two_line_trace_whose_last_line_is_cut(tmp_path: Path) -> None:
+    t = read_trace(write(tmp_path, HEADER, json.dumps(RUN_START)[:15], newline=False))
+    assert t.truncated is True and [e.kind for e in t.events] == ["trace"]
+    assert t.notes[0].startswith("line 2 is cut off")
+    t = read_trace(write(tmp_path, HEADER, RUN_START, RUN_END))
+    assert t.truncated is False and t.path.endswith("t.jsonl")
