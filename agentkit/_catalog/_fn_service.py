@@ -118,6 +118,8 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    conflicts = _conflicts(server)
+    ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])
     ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),
                               *server.nccl_checked], ctx.facts["unit"].evidence)
     return rows
@@ -125,6 +127,23 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
 
 # What the process now running said (the last start in the journal), not the first start.
 _LATEST = {"kv_cache_dtype_logged", "vllm_version_logged"}
+def _conflicts(server: Server) -> list[tuple[str, list[str]]]:
+    """Settings that switch off what other settings tune (NCCL's env documentation)."""
+    out = []
+    p2p_off = server.nccl.get("NCCL_P2P_DISABLE")
+    if p2p_off is not None and p2p_off.value.strip().lower() in ("1", "true", "yes"):
+        level = server.nccl.get("NCCL_P2P_LEVEL")
+        text = (f"NCCL_P2P_DISABLE=1 ({p2p_off.where}) turns off GPU peer-to-peer, so data "
+                "between GPUs goes through host memory")
+        ev = list(p2p_off.evidence)
+        if level is not None:
+            text += (f" and NCCL_P2P_LEVEL={level.value} ({level.where}) has nothing left to "
+                     "act on")
+            ev += level.evidence
+        out.append((text, ev))
+    return out
+
+
 _LOG_PATTERNS = {
     "attention_backend": re.compile(r"Using (\w+) attention backend"),
     "custom_allreduce_disabled": re.compile(r"Custom allreduce is disabled because (.+?)\."),

@@ -104,8 +104,7 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     Needs: compute_capability, vllm_site, served_model."""
     engine = ctx.facts.get("engine")
     if engine is not None and engine.value not in (None, "vllm"):
-        raise StepFailed(f"the server runs {engine.value}, and agentkit reads only vLLM's "
-                         "attention-backend source so far: undetermined for this engine")
+        return _other_engine(ctx, str(engine.value))
     cc = ctx.need("compute_capability", "gpu_inventory")
     site = ctx.need("vllm_site", "vllm_install").value
     model = ctx.need("served_model", "model_architecture").value
@@ -186,6 +185,23 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     _ = fn_line
     _kv_verdict(ctx, target, chosen is not None, fp8_ev)
     return {"backends": rows}
+
+
+def _other_engine(ctx: RecipeContext, engine: str) -> dict[str, Any]:
+    """An engine whose kernel source agentkit does not read: only what the host shows is
+    said (it already runs with an FP8 KV cache and is up), else not established."""
+    flag = ctx.facts.get("kv_cache_dtype")
+    state = ctx.facts.get("server_state")
+    if flag is not None and str(flag.value).startswith("fp8") and state is not None:
+        if state.value["value"] == "running":
+            ctx.fact("kv_verdict", "already-on", [*flag.evidence, *state.evidence])
+            ctx.fact("kv_running_other", {"engine": engine, "dtype": flag.value},
+                     [*flag.evidence, *state.evidence])
+            return {"backends": []}
+        if state.value["value"] in ("crash-looping", "failed"):
+            ctx.fact("kv_verdict", "broken", [*flag.evidence, *state.evidence])
+    raise StepFailed(f"the server runs {engine}, and agentkit reads only vLLM's "
+                     "attention-backend source so far: undetermined for this engine")
 
 
 def _asked_dtype(question: str) -> str:

@@ -23,7 +23,8 @@ _NEGATIVE = {
     "broken": ("No", "Yes"), "without": ("No", "Yes"),
 }
 _LABELS = {"undetermined": "Not established", "already-on": "Already on",
-           "broken": "No (it is set and the server is failing)"}
+           "broken": "No (it is set and the server is failing)",
+           "conflicting": "Not as tuned: one setting undoes another"}
 _LOWER_FIRST = {"The", "With", "No", "It", "Its", "This", "These", "An", "A", "All", "Every",
                 "Each", "None", "Nothing", "Whether"}
 
@@ -53,9 +54,13 @@ def _hits(question: str, about: list[str]) -> int:
 
 
 def answer_word(question: str, label: str) -> str:
+    words = set(re.findall(r"[a-z']+", normalize(question)))
+    if "already" in words and label in ("yes", "no", "already-on", "broken"):
+        # "is it already on?" asks about now, not about whether it could be
+        return {"already-on": "Yes, already on", "broken": "Set, but the server is failing"
+                }.get(label, "No")
     if label not in ("yes", "no"):
         return _LABELS.get(label, label.replace("-", " ").capitalize())
-    words = set(re.findall(r"[a-z']+", normalize(question)))
     neg = next((w for w in _NEGATIVE if w in words), None)
     if neg is None:
         return "Yes" if label == "yes" else "No"

@@ -40,8 +40,8 @@ def normalize(text: str) -> str:
 
 
 # "…, and what is X?" inside one sentence is a second question: split before the joining word.
-_JOINED = re.compile(r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:what|which|how|why|where|when|"
-                     r"who|is|are|does|do|did|would|will|can|could|should)\b)", re.I)
+_JOINED = re.compile(r"(?:,\s*|\s+)(?:and|but|also|plus|so)\s+(?=(?:what|which|how|why|where|"
+                     r"when|who|is|are|does|do|did|would|will|can|could|should)\b)", re.I)
 
 
 def split_question(question: str) -> list[str]:

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .._sandbox._systemd import expand_exec
-from ._engines import engine_of, parse_serve_args
+from ._engines import config_flags, engine_of, parse_serve_args
 from ._model import HostModel, Server, Setting
 from ._nccl import resolve_nccl
 from ._select import select_current
@@ -68,7 +68,7 @@ async def build_host_model(ctx: RecipeContext) -> HostModel:
         await _states(ctx, model.servers, units_out, listed)
         for s in model.servers:
             await resolve_nccl(ctx, s)
-    select_current(model)
+    select_current(model, str(ctx.spec.inputs.get("question", "")))
     return model
 
 
@@ -152,7 +152,25 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
             return None
     server.engine = engine_of(server.argv)
     server.flags = parse_serve_args(server.argv)
+    if "config" in server.flags:
+        await _config_file(ctx, server)
     return server
+
+
+async def _config_file(ctx: RecipeContext, server: Server) -> None:
+    """``--config FILE``: its options apply where the command line does not set them (the
+    command line wins, then the file, then the defaults)."""
+    path = str(server.flags["config"])
+    parsed = await ctx.tool("parse_config", optional=True, path=path, format="yaml")
+    if not parsed:
+        server.problems.append(f"--config {path} could not be read: its options are unknown")
+        return
+    entries = {e["key"]: e["value"] for e in parsed["entries"] if "." not in e["key"]}
+    from_file = config_flags(entries)
+    server.flags = {**from_file, **server.flags}
+    server.argv_evidence = [*server.argv_evidence,
+                            *[e["evidence_id"] for e in parsed["entries"]
+                              if config_flags({e["key"]: e["value"]})]]
 
 
 def _env_prefix(server: Server, source: str, line: int, evidence: str) -> None:

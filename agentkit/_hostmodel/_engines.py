@@ -30,7 +30,25 @@ SERVE_FLAGS: dict[str, str] = {
     "--gpu-memory-utilization": "gpu_memory_utilization",
     "--attention-backend": "attention_backend",
     "--served-model-name": "served_model_name",
+    "--config": "config",
 }
+
+
+def config_flags(entries: dict[str, object]) -> dict[str, object]:
+    """Serving flags from a ``--config`` YAML (vLLM: long option names, dashes or
+    underscores), in serve_args keys; a flag that takes no value counts when true."""
+    out: dict[str, object] = {}
+    for key, value in entries.items():
+        flag = "--" + str(key).replace("_", "-")
+        name = SERVE_FLAGS.get(flag)
+        if name is None or name == "config":
+            continue
+        if name.endswith("!"):
+            if value is True or str(value).lower() == "true":
+                out[name[:-1]] = True
+        else:
+            out[name] = str(value)
+    return out
 
 _ENGINES = (("vllm", re.compile(r"(^|/)vllm$|vllm\.entrypoints")),
             ("sglang", re.compile(r"sglang\.launch_server|(^|/)sglang$")),

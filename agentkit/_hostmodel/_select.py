@@ -6,7 +6,32 @@ that the evidence does not tell apart are both candidates; nothing is picked by 
 
 from __future__ import annotations
 
+import re
+
 from ._model import HostModel, Server
+
+# Words that name no particular server: engines, packaging, formats.
+_GENERIC = {"vllm", "sglang", "trtllm", "service", "server", "serve", "models", "model", "the",
+            "nvidia", "org", "ai", "instruct", "chat", "fp8", "fp4", "nvfp4", "bf16", "awq",
+            "gptq", "int4", "int8", "base", "hf", "opt", "venv", "unit"}
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def _names(s: Server) -> set[str]:
+    """The distinctive words of a server's unit name and model directory."""
+    words = _tokens(s.name.rsplit(".", 1)[0]) + _tokens((s.model_path or "").rsplit("/", 1)[-1])
+    return {w for w in words if len(w) >= 3 and w not in _GENERIC and not w.isdigit()}
+
+
+def named(question: str, servers: list[Server]) -> list[Server]:
+    """The servers a question names ("the foo server" → the unit serving Foo-7B): a word of
+    the question that is, or begins, one of a server's distinctive words."""
+    asked = [w for w in _tokens(question) if len(w) >= 3 and w not in _GENERIC]
+    return [s for s in servers
+            if any(n == w or n.startswith(w) or w.startswith(n) for n in _names(s) for w in asked)]
 
 
 def _label(s: Server) -> str:
@@ -14,8 +39,14 @@ def _label(s: Server) -> str:
     return f"{s.name} ({s.state.value}, {enabled})"
 
 
-def select_current(model: HostModel) -> None:
+def select_current(model: HostModel, question: str = "") -> None:
     servers = model.servers
+    chosen = named(question, servers) if len(servers) > 1 else []
+    if len(chosen) == 1:
+        model.current = chosen[0]
+        model.decision = (f"the question names {chosen[0].name} (one of "
+                          f"{', '.join(_label(s) for s in servers)})")
+        return
     if not servers:
         model.decision = "no systemd unit starts vLLM, SGLang or TensorRT-LLM"
         return
