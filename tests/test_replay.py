@@ -58,16 +58,22 @@ def test_catalog_record_then_replay_is_byte_identical(
     assert "identical to the recorded one" in err and attempts == []
 
 
-def test_llm_record_then_replay_without_the_server(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str],
-                                                    request: pytest.FixtureRequest) -> None:
+def record_llm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, str]:
+    """An LLM-mode investigation against the scripted server: (host root, trace, answer JSON)."""
     root = write_tree(tmp_path / "host", HOST)
     trace = tmp_path / "llm.jsonl"
     with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        code, recorded, err = run(capsys, "ask", "What is set here?", "--root", str(root),
-                                  "--base-url", server.base_url, "--model", "fake",
-                                  "--json", "-q", "--trace", str(trace))
+        code, out, err = run(capsys, "ask", "What is set here?", "--root", str(root),
+                             "--base-url", server.base_url, "--model", "fake", "--json", "-q",
+                             "--trace", str(trace))
     assert code == 0, err
+    return root, trace, out
+
+
+def test_llm_record_then_replay_without_the_server(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    request: pytest.FixtureRequest) -> None:
+    root, trace, recorded = record_llm(tmp_path, capsys)
     shutil.rmtree(root)  # nothing on disk is needed to replay
     sealed = request.getfixturevalue("sealed")
     code, replayed, err = run(capsys, "replay", str(trace), "--json")
@@ -246,13 +252,7 @@ def test_truncated_trace_says_there_was_no_answer_to_compare(
 
 def test_llm_drift_names_task_findings_and_stale_model_steps(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = write_tree(tmp_path / "host", HOST)
-    trace = tmp_path / "llm.jsonl"
-    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        code, _, err = run(capsys, "ask", "What is set here?", "--root", str(root),
-                           "--base-url", server.base_url, "--model", "fake", "--json", "-q",
-                           "--trace", str(trace))
-    assert code == 0, err
+    root, trace, _ = record_llm(tmp_path, capsys)
     (root / "etc/nccl.conf").write_text("NCCL_DEBUG=INFO\n")
     code, out, err = run(capsys, "replay", str(trace), "--live-tools", "--json")
     assert code == 0, err
@@ -295,13 +295,7 @@ def test_a_tampered_llm_trace_does_not_replay_as_identical(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A recorded tool result changed by hand changes what the model would have been shown:
     # the request no longer hashes to the recorded one, and exact replay says so.
-    root = write_tree(tmp_path / "host", HOST)
-    trace = tmp_path / "llm.jsonl"
-    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        code, _, err = run(capsys, "ask", "What is set here?", "--root", str(root),
-                           "--base-url", server.base_url, "--model", "fake", "-q",
-                           "--trace", str(trace))
-    assert code == 0, err
+    _, trace, _ = record_llm(tmp_path, capsys)
     lines = _lines(trace)
     i = next(i for i, line in enumerate(lines)
              if (e := json.loads(line))["kind"] == "tool" and e["phase"] == "end"

@@ -286,3 +286,16 @@ def test_without_an_asked_wait_the_backoff_is_bounded_by_max_wait() -> None:
     anyio.run(RetryPolicy(max_attempts=3, base_wait_s=5.0, max_wait_s=0.3).call, fn)
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
     assert all(g < 2.0 for g in gaps), gaps
+
+
+def test_short_and_past_waits_are_not_rounded_up() -> None:
+    import time
+
+    import httpx
+
+    from agentkit._llm._retry import retry_after
+
+    assert retry_after(httpx.Headers({"retry-after-ms": "20"})) == 0.02
+    assert retry_after(httpx.Headers({"retry-after": "0.5"})) == 0.5
+    past = formatdate(time.time() - 60, usegmt=True)
+    assert retry_after(httpx.Headers({"retry-after": past})) == 0.0
