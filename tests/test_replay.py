@@ -309,3 +309,68 @@ def test_a_tampered_llm_trace_does_not_replay_as_identical(
     assert f"diverged at task nccl-conf step {ev['step'] + 1}" in err
     assert "model request differs from the recorded one" in err
     assert "identical" not in err
+
+
+def test_replay_restores_the_recorded_tasks_limits_and_settings(tmp_path: Path) -> None:
+    # A run asked for two named tasks with a task cap and a deadline: the replay must run the
+    # same tasks under the same limits (a plan of its own would not be the recorded answer).
+    import anyio
+
+    from agentkit import Host, Limits, Orchestrator
+    from agentkit._replay import replay_trace
+    from agentkit._trace import Trace
+
+    path = tmp_path / "named.jsonl"
+    orch = Orchestrator.catalog(Host.at(EXAMPLES / "blackwell-kimi"), trace=Trace(path))
+    orch.config = {"concurrency": 3, "max_tasks": 5, "task_dirs": []}
+    recorded = anyio.run(lambda: orch.investigate(
+        "What GPUs are here?", tasks=["gpu-topology", "nccl-env"],
+        limits=Limits(max_tasks=1, deadline_s=60)))
+    orch.trace.close()
+    assert list(recorded.tasks) == ["gpu-topology"]  # cut to one by the limit
+    got = anyio.run(replay_trace, path)
+    assert got.identical and got.answer is not None
+    assert list(got.answer.tasks) == ["gpu-topology"] and got.tasks == {"gpu-topology": "ok"}
+    assert got.incomplete == [] and got.drift is None and got.recorded is not None
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    run_start = next(e for e in events if e["kind"] == "run" and e["phase"] == "start")
+    assert run_start["data"]["tasks"] == ["gpu-topology", "nccl-env"]
+    assert run_start["data"]["limits"]["max_tasks"] == 1
+
+
+def test_a_recorded_model_error_replays_as_the_same_error(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    import anyio
+
+    from agentkit._llm._messages import ModelError, ModelRequest
+    from agentkit._replay import Recording, ReplayDiverged, ReplayModel
+    from agentkit._trace_read import read_trace
+
+    _, trace, _ = record_llm(tmp_path, capsys)
+    rec = Recording(read_trace(trace))
+    key = next(iter(rec.llm))
+    rec.llm[key] = {"error": "ModelError: model server answered HTTP 503: busy: try later"}
+    rec.llm_hash[key] = ""
+    req = ModelRequest(messages=[], task=key[0], step=key[1])
+    with pytest.raises(ModelError) as err:
+        anyio.run(ReplayModel(rec).complete, req)
+    assert str(err.value) == "model server answered HTTP 503: busy: try later"
+    with pytest.raises(ReplayDiverged, match="diverged at task nope step 9 \\(model call\\)"):
+        anyio.run(ReplayModel(rec).complete, ModelRequest(messages=[], task="nope", step=9))
+
+
+def test_live_tool_drift_reports_stale_model_steps_in_the_notes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import anyio
+
+    from agentkit._replay import replay_trace
+
+    root, trace, _ = record_llm(tmp_path, capsys)
+    (root / "etc/nccl.conf").write_text("NCCL_DEBUG=INFO\n")
+    got = anyio.run(lambda: replay_trace(trace, live_tools=True))
+    assert got.drift is not None and got.drift.any and not got.identical
+    assert got.drift.stale_steps and all(s.startswith("task ") for s in got.drift.stale_steps)
+    stale = [n for n in got.notes if n.startswith("recorded model answers reused")]
+    assert stale == ["recorded model answers reused although what the model was shown has "
+                     f"changed (stale): {'; '.join(got.drift.stale_steps)}"]

@@ -47,7 +47,7 @@ TARGETS: dict[str, Target] = {
     "paths": Target("agentkit/_sandbox/_paths.py", ["tests/test_tools_files.py"]),
     "commands": Target("agentkit/_sandbox/_commands.py", ["tests/test_tools_commands.py"]),
     "redaction": Target("agentkit/_sandbox/_redact.py",
-                        ["tests/security/test_secrets.py"]),
+                        ["tests/security/test_secrets.py", "tests/security/test_redact_exact.py"]),
     "plan-validation": Target("agentkit/_planner.py", ["tests/test_plan_validation.py"],
                               functions="*_validate*"),
     "trace-reader": Target("agentkit/_trace_read.py", ["tests/test_trace_read.py"], equivalent={
