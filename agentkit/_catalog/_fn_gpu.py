@@ -74,7 +74,7 @@ def parse_query_csv(text: str) -> tuple[list[dict[str, Any]], str | None]:
 @recipe_function("gpu_links")
 async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
     """How GPUs connect: NVLink (NV#) or PCIe only, from NVML or `nvidia-smi topo -m`.
-    Sets: interconnect ("nvlink" | "pcie"), link_types, gpu_count."""
+    Sets: interconnect ("nvlink" | "mixed" | "pcie"), link_types, gpu_count."""
     nvml = await ctx.tool("gpu_info")
     matrix: list[list[str]] = []
     ev: list[str] = []
@@ -90,8 +90,9 @@ async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
     links = Counter(c for i, row in enumerate(matrix) for j, c in enumerate(row) if i != j)
     if not links:
         raise StepFailed("the topology matrix is empty")
-    nvlink = any(k.startswith("NV") for k in links)
-    ctx.fact("interconnect", "nvlink" if nvlink else "pcie", ev)
+    nv = [k.startswith("NV") for k in links]
+    # all pairs NV#: NVLink; some: a mix (NVLink between some GPUs, PCIe/SMP between others)
+    ctx.fact("interconnect", "nvlink" if all(nv) else "mixed" if any(nv) else "pcie", ev)
     ctx.fact("link_types", sorted(links), ev)
     ctx.fact("gpu_count", len(matrix), ev)
     ctx.fact("crosses_sockets", "SYS" in links, ev)

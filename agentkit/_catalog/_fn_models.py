@@ -154,7 +154,8 @@ async def _journal_models(ctx: RecipeContext, served: str) -> list[tuple[str, st
 async def _model_dirs(ctx: RecipeContext, served: str) -> tuple[list[str], list[str]]:
     parent = served.rsplit("/", 1)[0] or "/"
     grand = parent.rsplit("/", 1)[0] or "/"
-    patterns = {f"{parent}/*/config.json", f"{grand}/*/*/config.json", f"{grand}/*/config.json"}
+    patterns = {f"{parent}/*/config.json", f"{parent}/*/*/config.json",
+                f"{grand}/*/*/config.json", f"{grand}/*/config.json"}
     found: set[str] = set()
     ev = []
     for pattern in sorted(patterns):
@@ -184,9 +185,12 @@ async def previous_models(ctx: RecipeContext) -> list[str]:
     model: HostModel | None = ctx.vars.get("host_model")
     others = {s.model_path: s for s in (model.servers if model else [])
               if s.model_path and s.model_path != served}
-    candidates = sorted(set(dirs) | set(others))
+    same = await _same_model(ctx, served, sorted(set(dirs)))
+    candidates = sorted((set(dirs) | set(others)) - set(same))
+    if same:
+        ctx.fact("served_alias", same, ev)
     question = str(ctx.spec.inputs.get("question", ""))
-    chosen, why, cite = _decide(question, candidates, others)
+    chosen, why, cite = _decide(question, candidates, others, served)
     if chosen is None:
         history = await _journal_models(ctx, served)
         if history:
@@ -204,9 +208,26 @@ async def previous_models(ctx: RecipeContext) -> list[str]:
     return paths
 
 
-def _decide(question: str, candidates: list[str], others: dict[str, Server]
+async def _same_model(ctx: RecipeContext, served: str, dirs: list[str]) -> list[str]:
+    """Directories whose config.json is byte for byte the served one's: the same model reached
+    another way (a link such as /models/current, or a copy), never an earlier one."""
+    mine = await ctx.tool("read_file", optional=True, path=f"{served}/config.json")
+    if not mine:
+        return []
+    out = []
+    for d in dirs:
+        theirs = await ctx.tool("read_file", optional=True, path=f"{d}/config.json")
+        if theirs and theirs["text"] == mine["text"]:
+            out.append(d)
+    return out
+
+
+def _decide(question: str, candidates: list[str], others: dict[str, Server], served: str
             ) -> tuple[str | None, str, list[str]]:
     named = [c for c in candidates if named_in(question, c)]
+    if len(named) > 1:  # the served model's own name under another org is not "earlier"
+        base = served.rsplit("/", 1)[-1]
+        named = [c for c in named if c.rsplit("/", 1)[-1] != base] or named
     if len(named) == 1:
         return named[0], "the question names it", []
     if len(others) == 1:

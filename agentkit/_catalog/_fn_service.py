@@ -130,6 +130,11 @@ _LATEST = {"kv_cache_dtype_logged", "vllm_version_logged"}
 def _conflicts(server: Server) -> list[tuple[str, list[str]]]:
     """Settings that switch off what other settings tune (NCCL's env documentation)."""
     out = []
+    for name, setting in sorted(server.nccl.items()):
+        if "$" in setting.value and setting.origin != "start script":
+            out.append((f"{name}={setting.value} ({setting.where}) reaches NCCL literally: "
+                        "systemd does not expand variables in Environment= or env files, and "
+                        "NCCL cannot use that value", list(setting.evidence)))
     p2p_off = server.nccl.get("NCCL_P2P_DISABLE")
     if p2p_off is not None and p2p_off.value.strip().lower() in ("1", "true", "yes"):
         level = server.nccl.get("NCCL_P2P_LEVEL")

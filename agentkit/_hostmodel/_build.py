@@ -298,6 +298,15 @@ async def _journal_state(ctx: RecipeContext, s: Server, st: State) -> None:
                            if _DETAIL.search(lines[j])), "")
             s.cause = " ".join(_message(x) for x in (lines[at], detail) if x)[:400]
             s.failure = _cite_out(ctx, out, at + 1)
+        cvd = s.env.get("CUDA_VISIBLE_DEVICES")
+        uuid_line = next((i for i in range(life.failure_line - 1, -1, -1)
+                          if "invalid literal for int()" in lines[i] and "'GPU-" in lines[i]),
+                         None)
+        if cvd is not None and "GPU-" in cvd.value and uuid_line is not None:
+            # vLLM versions that parse CUDA_VISIBLE_DEVICES as integers die on GPU UUIDs
+            s.cause = (f"CUDA_VISIBLE_DEVICES ({cvd.where}) lists GPU UUIDs and the server "
+                       f"parses it as integers: {_message(lines[uuid_line])}")
+            s.failure = _cite_out(ctx, out, uuid_line + 1)
     if st.value == "unknown" and value != "unknown":
         st.value, st.detail = value, why
         st.evidence = [_cite_out(ctx, out, life.last_line or life.restart_line)]

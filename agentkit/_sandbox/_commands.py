@@ -191,6 +191,13 @@ def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
     except SnapshotError as exc:
         raise ToolError(str(exc)) from None
     limit = ctx.host.output_limit
+    if len(out) > limit and argv[:1] == ["journalctl"]:
+        # A journal reads oldest first: what is cut must be the oldest, not the newest lines
+        # (the unit's current state is at the end). Cut at a line start.
+        tail = out[-limit:]
+        out = tail[tail.find("\n") + 1 :]
+        return _result(ctx, argv, redact(out), redact(err[:_STDERR_LIMIT]), cap.exit_code,
+                       True, captured=manifest.captured_at or "snapshot")
     return _result(ctx, argv, redact(out[:limit]), redact(err[:_STDERR_LIMIT]), cap.exit_code,
                    len(out) > limit, captured=manifest.captured_at or "snapshot")
 
@@ -200,7 +207,9 @@ def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, tr
     shown = " ".join(argv)
     locator = f"$ {shown} [exit {code}]" + (f" (captured {captured})" if captured else "")
     ev = ctx.evidence("command", locator, out, out)
-    if truncated:
+    if truncated and argv[:1] == ["journalctl"] and captured:
+        out += f"\n[… older lines cut: only the newest {ctx.host.output_limit} bytes are shown]"
+    elif truncated:
         out += f"\n[… output truncated at {ctx.host.output_limit} bytes]"
     return ToolOutput(
         data={"argv": argv, "exit_code": code, "stdout": out, "stderr": err,

@@ -67,7 +67,7 @@ def parse_unit_text(text: str, source: str) -> list[Assignment]:
     out: list[Assignment] = []
     section = ""
     comment: list[str] = []
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # systemd skips a leading BOM
     i = 0
     while i < len(lines):
         start = i
@@ -119,7 +119,7 @@ def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
     ``ignored``; otherwise (a shell-style dotenv) ``export`` is dropped."""
     out: list[EnvVar] = []
     comment: list[str] = []
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         line = raw.strip()
         if not line:
             comment = []
@@ -145,15 +145,17 @@ def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
 
 
 def specifiers(unit_name: str) -> dict[str, str]:
-    """The unit specifiers agentkit resolves (systemd.unit(5)): %n %N %p %i %I %%."""
+    """The unit specifiers agentkit resolves (systemd.unit(5)): %n %N %p %P %i %I %h %u %U
+    %%."""
     stem, _, _kind = unit_name.rpartition(".")
     prefix, _, instance = stem.partition("@")
+    # %h/%u/%U are the service manager's user: for the system manager, root (not User=)
     return {"n": unit_name, "N": stem, "p": prefix, "P": prefix, "i": instance, "I": instance,
-            "%": "%"}
+            "h": "/root", "u": "root", "U": "0", "%": "%"}
 
 
 def apply_specifiers(value: str, spec: dict[str, str]) -> str:
-    return re.sub(r"%([nNpPiI%])", lambda m: spec[m.group(1)], value)
+    return re.sub(r"%([nNpPiIhuU%])", lambda m: spec[m.group(1)], value)
 
 
 def expand_exec(argv: list[str], env: dict[str, str]) -> list[str]:
