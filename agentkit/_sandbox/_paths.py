@@ -168,9 +168,11 @@ def open_in_root(root: Root, host_path: str, *, directory: bool = False) -> Open
         os.close(root_fd)
 
 
-def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth: int) -> Opened:
+def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth: int,
+               asked: str = "") -> Opened:
+    asked = asked or host_path  # errors name the path the caller gave, not a link's target
     if depth > _MAX_LINKS:
-        raise PathRefused(f"too many symlinks resolving {host_path!r}")
+        raise PathRefused(f"too many symlinks resolving {asked!r}")
     try:
         dir_fd, dir_path, name = _walk(root_fd, host_path)
     except FileNotFoundError:
@@ -191,8 +193,8 @@ def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth:
                 raise PathRefused(f"{full}: no such file or directory") from None
             if stat.S_ISLNK(st.st_mode):
                 target = os.readlink(name, dir_fd=dir_fd)
-                nxt = target if target.startswith("/") else f"{dir_path}/{target}"
-                return _open_from(root, root_fd, nxt, directory, depth + 1)
+                nxt = target if target.startswith("/") else f"{dir_path.rstrip('/')}/{target}"
+                return _open_from(root, root_fd, nxt, directory, depth + 1, asked)
             check_policy(root, normalize(full))
             flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
             if directory:

@@ -44,7 +44,8 @@ class Target:
 TARGETS: dict[str, Target] = {
     "citations": Target("agentkit/_citations.py",
                         ["tests/test_citations.py", "tests/test_catalog_examples.py"]),
-    "paths": Target("agentkit/_sandbox/_paths.py", ["tests/test_tools_files.py"]),
+    "paths": Target("agentkit/_sandbox/_paths.py",
+                    ["tests/test_tools_files.py", "tests/test_paths.py"]),
     "commands": Target("agentkit/_sandbox/_commands.py", ["tests/test_tools_commands.py"]),
     "redaction": Target("agentkit/_sandbox/_redact.py",
                         ["tests/security/test_secrets.py", "tests/security/test_redact_exact.py"]),
