@@ -141,3 +141,47 @@ def test_read_bytes_limit_size_and_recorder(tree: Path) -> None:
     assert (data, size) == (b"A=1\n", 4)
     assert read_bytes(root, "/etc/rel", 0)[0] == b""
     assert not Root(str(tree)).is_live and Root("/").is_live
+
+
+def test_normalize_messages_in_full() -> None:
+    for path, msg in (("", "empty path"), ("/a\0b", "path contains a NUL byte"),
+                      ("/\ud800", "path is not valid UTF-8"),
+                      ("/a/../..", "'/a/../..' climbs above the root with '..'")):
+        with pytest.raises(PathRefused) as exc:
+            normalize(path)
+        assert str(exc.value) == msg
+
+
+@pytest.mark.parametrize("n,ok", [(40, True), (41, False)])
+def test_a_chain_of_links_to_a_file(tmp_path: Path, n: int, ok: bool) -> None:
+    (tmp_path / "f").write_text("x")
+    for i in range(n):
+        os.symlink(f"l{i + 1}" if i + 1 < n else "f", tmp_path / f"l{i}")
+    root = Root(str(tmp_path))
+    if ok:
+        assert read_bytes(root, "/l0", 10) == (b"x", 1, "/f")
+    else:
+        assert refused(root, "/l0") == "too many symlinks resolving '/l0'"
+
+
+@pytest.mark.parametrize("n,ok", [(40, True), (41, False)])
+def test_a_chain_of_directory_links(tmp_path: Path, n: int, ok: bool) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real/f").write_text("y")
+    for i in range(n):
+        os.symlink(f"/d{i + 1}" if i + 1 < n else "/real", tmp_path / f"d{i}")
+    root = Root(str(tmp_path))
+    if ok:
+        assert read_bytes(root, "/d0/f", 10) == (b"y", 1, "/real/f")
+    else:
+        assert refused(root, "/d0/f") == "too many symlinks resolving '/d0/f'"
+
+
+def test_opening_a_file_as_a_directory_and_big_reads(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"z" * ((3 << 20) + 5))
+    root = Root(str(tmp_path))
+    assert refused(root, "/f", directory=True) == "/f: Not a directory"
+    data, size, _ = read_bytes(root, "/f", (3 << 20) + 5)
+    assert len(data) == size == (3 << 20) + 5
+    data, _, _ = read_bytes(root, "/f", (1 << 20) + 1)
+    assert len(data) == (1 << 20) + 1
