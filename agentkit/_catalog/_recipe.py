@@ -99,6 +99,23 @@ class RecipeContext:
             return None
         raise StepFailed(f"{name}({_short(args)}) failed: {result.error}")
 
+    async def tools(self, calls: list[tuple[str, dict[str, Any]]]
+                    ) -> list[dict[str, Any] | None]:
+        """Independent optional tool calls at once (None for one that fails). Indexes are
+        given in list order before any runs, so a replay finds each one where it was."""
+        results: list[dict[str, Any] | None] = [None] * len(calls)
+        first = self._index + 1
+        self._index += len(calls)
+
+        async def one(i: int, name: str, args: dict[str, Any]) -> None:
+            got = await self.box.call(name, args, step=self.step, index=first + i)
+            results[i] = got.data if got.ok else None
+
+        async with anyio.create_task_group() as tg:
+            for i, (name, args) in enumerate(calls):
+                tg.start_soon(one, i, name, args)
+        return results
+
     def cite(self, kind: EvidenceKind, locator: str, excerpt: str, content: str) -> str:
         """Register evidence derived from what a tool returned (e.g. one line of a file)."""
         ev = Evidence.of(kind, locator, excerpt[:400], content)

@@ -79,21 +79,22 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
     does; a template (``foo@.service``) counts once per instance that is enabled or loaded."""
     names: dict[str, str] = {}
     wanted: set[str] = set()
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for d in UNIT_DIRS:
-        calls += [("grep", {"pattern": _CANDIDATE, "path": pattern, "max_matches": 1000})
-                  for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf")]
-        calls.append(("glob", {"pattern": f"{d}/*.service"}))
-        model.looked_in.append(d)
-    got = [await ctx.tool(name, optional=True, **args) for name, args in calls]
-    for (name, _args), result in zip(calls, got, strict=True):
-        if name == "grep":
-            for m in (result or {}).get("matches", []):
-                p = m["path"]
-                wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else p.rsplit("/", 1)[-1])
-        else:  # in UNIT_DIRS order: the first directory holding a name wins
-            for p in (result or {}).get("paths", []):
+    model.looked_in += UNIT_DIRS
+    # What each directory holds, all at once; then its ExecStart lines, only where it exists.
+    listings = await ctx.tools([("glob", {"pattern": f"{d}/*.service*"}) for d in UNIT_DIRS])
+    present = [d for d, got in zip(UNIT_DIRS, listings, strict=True) if got and got["paths"]]
+    for got in listings:  # in UNIT_DIRS order: the first directory holding a name wins
+        for p in (got or {}).get("paths", []):
+            if p.endswith(".service"):
                 names.setdefault(p.rsplit("/", 1)[-1], p)
+    greps = await ctx.tools([("grep", {"pattern": _CANDIDATE, "path": pattern,
+                                       "max_matches": 1000})
+                             for d in present
+                             for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf")])
+    for result in greps:
+        for m in (result or {}).get("matches", []):
+            p = m["path"]
+            wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else p.rsplit("/", 1)[-1])
     out: list[tuple[str, str, str | None]] = []
     for name in sorted(wanted):
         if name not in names:
@@ -254,9 +255,15 @@ def _script_setting(ctx: RecipeContext, server: Server, var: ScriptVar, lines: l
 
 async def _states(ctx: RecipeContext, servers: list[Server], units_out: dict[str, Any] | None,
                   units: dict[str, Any]) -> None:
-    files_out = await ctx.tool("run_command", optional=True, argv=LIST_UNIT_FILES)
+    # every read at once: the unit files' states, and per server its .wants links and journal
+    got = await ctx.tools([("run_command", {"argv": LIST_UNIT_FILES}),
+                           *[c for s in servers for c in (
+                               ("glob", {"pattern": f"/etc/systemd/system/*.wants/{s.name}"}),
+                               ("run_command", {"argv": journal_argv(s.name)}))]])
+    files_out = got[0]
     files = _ok_lines(files_out, parse_list_unit_files)
-    for s in servers:
+    for i, s in enumerate(servers):
+        links, journal = got[1 + 2 * i], got[2 + 2 * i]
         st = s.state
         if s.name in units and units_out:
             _load, active, sub, n = units[s.name]
@@ -268,19 +275,16 @@ async def _states(ctx: RecipeContext, servers: list[Server], units_out: dict[str
             st.enabled = state in ("enabled", "enabled-runtime", "alias", "linked")
             st.enabled_detail = f"systemctl list-unit-files: {state}"
             st.enabled_evidence = [_cite_out(ctx, files_out, n)]
-        else:
-            links = await ctx.tool("glob", optional=True,
-                                   pattern=f"/etc/systemd/system/*.wants/{s.name}")
-            if links is not None:
-                st.enabled = bool(links["paths"])
-                st.enabled_detail = (f"enabled: {', '.join(links['paths'])}" if links["paths"]
-                                     else "no .wants/ link under /etc/systemd/system")
-                st.enabled_evidence = [links["evidence_id"]]
-        await _journal_state(ctx, s, st)
+        elif links is not None:
+            st.enabled = bool(links["paths"])
+            st.enabled_detail = (f"enabled: {', '.join(links['paths'])}" if links["paths"]
+                                 else "no .wants/ link under /etc/systemd/system")
+            st.enabled_evidence = [links["evidence_id"]]
+        _journal_state(ctx, s, st, journal)
 
 
-async def _journal_state(ctx: RecipeContext, s: Server, st: State) -> None:
-    out = await ctx.tool("run_command", optional=True, argv=journal_argv(s.name))
+def _journal_state(ctx: RecipeContext, s: Server, st: State, out: dict[str, Any] | None
+                   ) -> None:
     if not out or out["exit_code"] != 0:
         return
     lines = out["stdout"].splitlines()
