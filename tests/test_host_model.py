@@ -352,3 +352,52 @@ def test_env_options() -> None:
     assert strip_env(["/a/env/vllm", "serve"]) == (["/a/env/vllm", "serve"], [], False)
     assert script_of(["/a/bin/bash", "/s.sh"]) == ("/s.sh", [])
     assert script_of(["/a/bash/vllm"]) is None
+
+
+def served(name: str, model: str, state: str = "running", enabled: bool = True) -> Server:
+    s = server(name, state, enabled)
+    s.flags = {"model": model}
+    return s
+
+
+def test_the_question_can_name_a_server() -> None:
+    from agentkit._hostmodel._select import named
+
+    glm = served("vllm-glm5.service", "/models/zai-org/GLM-5")
+    kimi = served("vllm-kimi.service", "/models/nvidia/Kimi-K2.5-NVFP4/")
+    both = [glm, kimi]
+    assert named("Is NCCL tuned for the glm server?", both) == [glm]
+    assert named("IS NCCL TUNED FOR THE GLM SERVER", both) == [glm]
+    assert named("what about glm5x?", both) == [glm]  # a longer word that begins with a name
+    assert named("and the kim one?", both) == [kimi]  # a name that begins with the word
+    assert named("Is the vllm server tuned?", both) == []  # generic words name nobody
+    assert named("Is k2 or 5 tuned?", both) == []  # short and numeric words neither
+    assert named("compare glm and kimi", both) == [glm, kimi]
+    assert named("the nvfp4 one", both) == []
+
+
+def test_a_named_server_is_current_and_the_decision_says_so() -> None:
+    glm = served("vllm-glm5.service", "/models/zai-org/GLM-5")
+    kimi = served("vllm-kimi.service", "/models/nvidia/Kimi-K2.5-NVFP4")
+    m = HostModel(servers=[glm, kimi])
+    select_current(m, "Is NCCL tuned for the glm server?")
+    assert m.current is glm and not m.ambiguous
+    assert m.decision == ("the question names vllm-glm5.service (one of vllm-glm5.service "
+                          "(running, enabled), vllm-kimi.service (running, enabled))")
+    m = HostModel(servers=[glm, kimi])
+    select_current(m, "compare glm and kimi")  # both named: the host decides, or nobody
+    assert m.current is None and m.ambiguous
+    m = HostModel(servers=[served("vllm-kimi.service", "/models/k/Kimi")])
+    select_current(m, "is the glm server tuned?")  # one server: it is the one, named or not
+    assert m.current is not None and "only unit" in m.decision
+
+
+def test_three_letter_names_and_a_single_named_server() -> None:
+    from agentkit._hostmodel._select import named
+
+    a = served("vllm-a.service", "/m/GLM-5")  # its only distinctive word has three letters
+    b = served("vllm-b.service", "/m/Qwen3-8B")
+    assert named("the glm one", [a, b]) == [a] and named("the glm one", [b]) == []
+    m = HostModel(servers=[served("vllm-kimi.service", "/models/k/Kimi")])
+    select_current(m, "is the kimi server tuned?")  # a single server needs no naming
+    assert m.decision == "vllm-kimi.service is the only unit that starts an inference server"

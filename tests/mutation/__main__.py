@@ -88,6 +88,13 @@ TARGETS: dict[str, Target] = {
     "host-select": Target("agentkit/_hostmodel/_select.py",
                           ["tests/test_host_model.py"], equivalent={
         "if len(up) >= 1:": "len(up) == 1 has returned just above",
+        # the unit name's suffix (".service") is a generic word either way
+        'words = _tokens(s.name.rsplit(None, 1)[0]) + _tokens((s.model_path or "").rsplit("/", '
+        '1)[-1])': "the .service suffix is dropped as a generic word anyway",
+        'words = _tokens(s.name.rsplit(".", )[0]) + _tokens((s.model_path or "").rsplit("/", '
+        '1)[-1])': "the .service suffix is dropped as a generic word anyway",
+        'words = _tokens(s.name.rsplit(".", 2)[0]) + _tokens((s.model_path or "").rsplit("/", '
+        '1)[-1])': "the .service suffix is dropped as a generic word anyway",
     }),
     "host-wrapper": Target("agentkit/_hostmodel/_wrapper.py", ["tests/test_host_model.py"]),
 }
