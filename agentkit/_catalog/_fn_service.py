@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 from .._hostmodel import NOT_TUNING, HostModel, Server, build_host_model, journal_argv
-from .._hostmodel import parse_serve_args as parse_serve_args
 from ._knowledge import NCCL_VARS
 from ._recipe import RecipeContext, StepFailed, recipe_function
 
