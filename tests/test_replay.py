@@ -374,3 +374,28 @@ def test_live_tool_drift_reports_stale_model_steps_in_the_notes(
     stale = [n for n in got.notes if n.startswith("recorded model answers reused")]
     assert stale == ["recorded model answers reused although what the model was shown has "
                      f"changed (stale): {'; '.join(got.drift.stale_steps)}"]
+
+
+def test_replay_loads_the_task_directories_the_run_used(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    # A user template answered the recorded run; the replay must load the same directory
+    # (from the trace's config), or the template is unknown and nothing replays.
+    tasks = tmp_path / "mytasks"
+    tasks.mkdir()
+    (tasks / "kernel.yaml").write_text(
+        "name: kernel\ntitle: Kernel version\ndescription: The running kernel.\n"
+        "triggers: {keywords: [kernel]}\ntools: [run_command]\nsteps:\n"
+        "  - tool: run_command\n    args: {argv: [uname, -r]}\n    save: uname\n"
+        "  - fact: kernel\n    value: \"vars.uname.stdout.strip()\"\n    cite: [uname]\n"
+        "findings:\n  - claim: \"Kernel {{ facts.kernel.value }}.\"\n    cite: [kernel]\n"
+        "    headline: true\n")
+    trace = tmp_path / "k.jsonl"
+    code, recorded, err = run(capsys, "ask", "Which kernel runs here?", "--root",
+                              str(EXAMPLES / "blackwell-kimi"), "--tasks-dir", str(tasks),
+                              "--json", "-q", "--trace", str(trace))
+    assert code == 0, err
+    assert "Kernel 6.8.0-87-generic." in recorded
+    code, replayed, err = run(capsys, "replay", str(trace), "--json")
+    assert code == 0, err
+    assert replayed == recorded and "identical to the recorded one" in err
