@@ -190,3 +190,31 @@ def test_opening_a_file_as_a_directory_and_big_reads(tmp_path: Path) -> None:
     assert len(data) == size == (3 << 20) + 5
     data, _, _ = read_bytes(root, "/f", (1 << 20) + 1)
     assert len(data) == (1 << 20) + 1
+
+
+def test_links_in_the_middle_of_a_path(tree: Path) -> None:
+    os.symlink("/opt/v", tree / "etc/app/optlink")   # absolute, two directories deep
+    os.symlink("..", tree / "etc/up1")               # ".." taken at the first level
+    os.symlink("./app", tree / "etc/dotdir")         # "." in a directory link's target
+    root = Root(str(tree))
+    for path, want in (("/etc/app/optlink/lib/f.py", "/opt/v/lib/f.py"),
+                       ("/etc/up1/opt/v/lib/f.py", "/opt/v/lib/f.py"),
+                       ("/etc/dotdir/a.conf", "/etc/app/a.conf")):
+        with opened(root, path) as o:
+            assert o.host_path == want, path
+
+
+def test_no_descriptor_is_left_open(tree: Path) -> None:
+    def count() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    root = Root(str(tree))
+    before = count()
+    for _ in range(20):
+        for path in ("/current/lib/f.py", "/etc/abs", "/etc/rel"):
+            read_bytes(root, path, 10)
+        for path in ("/etc/app/up/x", "/loop1/x", "/etc/none/x"):
+            with pytest.raises(PathRefused):
+                read_bytes(root, path, 10)
+        list_entries(root, "/current/lib")
+    assert count() == before
