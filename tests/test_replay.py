@@ -399,3 +399,53 @@ def test_replay_loads_the_task_directories_the_run_used(tmp_path: Path,
     code, replayed, err = run(capsys, "replay", str(trace), "--json")
     assert code == 0, err
     assert replayed == recorded and "identical to the recorded one" in err
+
+
+def test_an_llm_trace_without_request_hashes_still_replays(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    # Hashes are a check, not a key: a trace written without them replays on (task, step).
+    _, trace, recorded = record_llm(tmp_path, capsys)
+    lines = []
+    for line in _lines(trace):
+        ev = json.loads(line)
+        if ev["kind"] == "llm" and ev["phase"] == "start":
+            ev["data"].pop("request_hash", None)
+        lines.append(json.dumps(ev) + "\n")
+    trace.write_text("".join(lines))
+    code, replayed, err = run(capsys, "replay", str(trace), "--json")
+    assert code == 0, err
+    assert replayed == recorded
+
+
+def test_a_replay_writes_its_own_trace_with_the_recorded_tool_outcomes(
+        recorded: Path, tmp_path: Path) -> None:
+    import anyio
+
+    from agentkit._replay import replay_trace
+
+    out = tmp_path / "again.jsonl"
+    got = anyio.run(lambda: replay_trace(recorded, trace_out=str(out)))
+    assert got.identical
+
+    def outcomes(path: Path) -> dict[tuple[str, int, int], tuple[bool, str]]:
+        evs = [json.loads(line) for line in path.read_text().splitlines()]
+        return {(e["task"], e["step"], e["data"]["index"]): (e["data"]["ok"], e["data"]["error"])
+                for e in evs if e["kind"] == "tool" and e["phase"] == "end"}
+
+    before, after = outcomes(recorded), outcomes(out)
+    assert after == before and any(not ok for ok, _ in before.values())
+
+
+def test_a_trace_without_a_run_is_refused_by_name(tmp_path: Path) -> None:
+    from agentkit._replay import Recording, ReplayDiverged
+    from agentkit._trace import TRACE_FORMAT
+    from agentkit._trace_read import read_trace
+
+    path = tmp_path / "norun.jsonl"
+    path.write_text(json.dumps({"v": 1, "seq": 0, "ts": 1.0, "kind": "trace", "phase": "event",
+                                "span": None, "parent": None, "task": None, "step": None,
+                                "data": {"format": TRACE_FORMAT}}) + "\n")
+    with pytest.raises(ReplayDiverged) as exc:
+        Recording(read_trace(path))
+    assert str(exc.value) == f"{path}: the trace has no run-start event; nothing to replay"
