@@ -449,3 +449,36 @@ def test_a_trace_without_a_run_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ReplayDiverged) as exc:
         Recording(read_trace(path))
     assert str(exc.value) == f"{path}: the trace has no run-start event; nothing to replay"
+
+
+def test_replay_rebuilds_the_recorded_settings(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyio
+
+    import agentkit._replay as replay_mod
+    from agentkit import Host, Orchestrator
+    from agentkit._trace import Trace
+
+    path = tmp_path / "cfg.jsonl"
+    orch = Orchestrator.catalog(Host.at(EXAMPLES / "blackwell-kimi"), trace=Trace(path))
+    orch.config = {"task_dirs": [], "max_tasks": 5, "max_steps": 7, "task_deadline_s": 30.0,
+                   "concurrency": 3, "model": "m-1", "provider": "anthropic",
+                   "base_url": "http://127.0.0.1:9/v1", "unused": None}
+    anyio.run(lambda: orch.investigate("Is NCCL tuned?", tasks=["nccl-env"]))
+    orch.trace.close()
+    seen: list[Any] = []
+    real = replay_mod.build_orchestrator
+
+    def spy(settings: Any, host: Any, **kw: Any) -> Any:
+        seen.append((settings, kw))
+        return real(settings, host, **kw)
+
+    monkeypatch.setattr(replay_mod, "build_orchestrator", spy)
+    got = anyio.run(replay_mod.replay_trace, path)
+    assert got.identical
+    (settings, kw), = seen
+    assert (settings.max_tasks, settings.max_steps, settings.task_deadline_s,
+            settings.concurrency, settings.model, settings.provider) == (
+        5, 7, 30.0, 3, "m-1", "anthropic")
+    assert settings.base_url != "http://127.0.0.1:9/v1"  # never a recorded endpoint
+    assert kw["catalog_only"] is True and kw["model"] is None
