@@ -146,8 +146,7 @@ async def _journal_models(ctx: RecipeContext, served: str) -> list[tuple[str, st
             path = next(g for g in m.groups() if g).rstrip("/")
             if path != served and path.startswith("/"):
                 seen.pop(path, None)
-                seen[path] = ctx.cite("command", f"$ {' '.join(out['argv'])} [exit "
-                                      f"{out['exit_code']}] line {n}", line.strip(), line)
+                seen[path] = ctx.cite_output_line(out, n)
     return list(seen.items())
 
 

@@ -16,13 +16,9 @@ def _ambiguity(model: HostModel) -> str:
     for s in model.candidates:
         tuning = ", ".join(f"{k}={v.value} ({v.where})" for k, v in sorted(s.tuning.items()))
         parts.append(f"{s.name} serves {s.model_path or 'an unnamed model'} with TP {s.tp}, "
-                     f"{s.state.value}, {_enabled(s)}; NCCL tuning: {tuning or 'none'}")
+                     f"{s.state.value}, {s.state.enabled_word}; NCCL tuning: {tuning or 'none'}")
     return (f"Ambiguous: the host does not decide which unit serves the current deployment "
             f"({model.decision}). Per unit: " + "; ".join(parts) + ".")
-
-
-def _enabled(s: Server) -> str:
-    return {True: "enabled", False: "disabled", None: "enablement unknown"}[s.state.enabled]
 
 
 @recipe_function("serving_unit")
@@ -168,15 +164,13 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
     argv = journal_argv(unit)
     out = await ctx.tool("run_command", argv=argv)
     assert out is not None
-    shown = " ".join(argv)
     lines = out["stdout"].splitlines()
     found: dict[str, Any] = {}
     for n, line in enumerate(lines, 1):
         for key, pattern in _LOG_PATTERNS.items():
             m = pattern.search(line)
             if m and (key not in found or key in _LATEST):
-                ev = ctx.cite("command", f"$ {shown} [exit {out['exit_code']}] line {n}",
-                              line.strip(), line)
+                ev = ctx.cite_output_line(out, n)
                 found[key] = (m.groups(), ev)
     errors = [(n, ln) for n, ln in enumerate(lines, 1)
               if re.search(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent", ln)]
@@ -193,8 +187,7 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
     # Silence is not a verdict: the log may not cover the start, or vLLM may not say it.
     covers = any(k in found for k in ("vllm_version_logged", "attention_backend"))
     ctx.fact("log_covers_start", covers, [out["evidence_id"]])
-    err_ev = [ctx.cite("command", f"$ {shown} [exit {out['exit_code']}] line {n}", ln.strip(), ln)
-              for n, ln in errors[:5]]
+    err_ev = [ctx.cite_output_line(out, n) for n, _ in errors[:5]]
     ctx.fact("log_errors", [ln.strip() for _, ln in errors[:5]], err_ev or [out["evidence_id"]])
     ctx.fact("log_lines", len(lines), [out["evidence_id"]])
     return {k: v[0] for k, v in found.items()}

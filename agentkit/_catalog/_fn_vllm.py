@@ -81,10 +81,8 @@ async def _find_source(ctx: RecipeContext, site: str, pattern: str, likely: list
 
 
 async def _source(ctx: RecipeContext, path: str) -> tuple[str, list[str]]:
-    data = await ctx.tool("read_file", path=path)
-    assert data is not None
-    lines = [ln.split(": ", 1)[1] if ": " in ln else "" for ln in data["text"].split("\n")
-             if re.match(r"^\d+: ", ln) or re.match(r"^\d+:$", ln)]
+    lines = await ctx.read_lines(path)
+    assert lines is not None
     return "\n".join(lines), lines
 
 

@@ -8,6 +8,7 @@ only ever data, never code.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -115,6 +116,22 @@ class RecipeContext:
             for i, (name, args) in enumerate(calls):
                 tg.start_soon(one, i, name, args)
         return results
+
+    async def read_lines(self, path: str, optional: bool = False) -> list[str] | None:
+        """A file's lines through ``read_file`` (its line numbers taken off); None when an
+        optional read fails."""
+        data = await self.tool("read_file", optional=optional, path=path)
+        if data is None:
+            return None
+        return [ln.split(": ", 1)[1] if ": " in ln else "" for ln in data["text"].split("\n")
+                if re.match(r"^\d+:( |$)", ln)]
+
+    def cite_output_line(self, out: dict[str, Any], n: int) -> str:
+        """Line ``n`` of a command's output (a ``run_command`` result) as its own evidence."""
+        lines = out["stdout"].splitlines()
+        line = lines[n - 1] if 0 < n <= len(lines) else ""
+        return self.cite("command", f"$ {' '.join(out['argv'])} [exit {out['exit_code']}] "
+                         f"line {n}", line.strip(), line)
 
     def cite(self, kind: EvidenceKind, locator: str, excerpt: str, content: str) -> str:
         """Register evidence derived from what a tool returned (e.g. one line of a file)."""

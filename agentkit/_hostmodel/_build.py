@@ -196,19 +196,11 @@ def _origin(source: str, unit_file: str) -> str:
     return "drop-in" if source.endswith(".conf") and ".service.d/" in source else "EnvironmentFile"
 
 
-async def _read_lines(ctx: RecipeContext, path: str) -> list[str] | None:
-    data = await ctx.tool("read_file", optional=True, path=path)
-    if not data:
-        return None
-    return [ln.split(": ", 1)[1] if ": " in ln else "" for ln in data["text"].split("\n")
-            if re.match(r"^\d+:( |$)", ln)]
-
-
 async def _through_script(ctx: RecipeContext, server: Server, path: str,
                           args: list[str]) -> bool:
     """Follow a start script to the engine command it runs; what it exports joins the
     environment (set after the unit's, so it wins)."""
-    lines = await _read_lines(ctx, path)
+    lines = await ctx.read_lines(path, optional=True)
     if lines is None:
         server.problems.append(f"start script {path} could not be read")
         return False
@@ -220,7 +212,7 @@ async def _through_script(ctx: RecipeContext, server: Server, path: str,
         target = pending.pop(0)
         if target in sources or "$" in target:
             continue
-        sub = await _read_lines(ctx, target)
+        sub = await ctx.read_lines(target, optional=True)
         if sub is not None:
             sources[target] = "\n".join(sub)
             texts[target] = sub
@@ -269,12 +261,12 @@ async def _states(ctx: RecipeContext, servers: list[Server], units_out: dict[str
             _load, active, sub, n = units[s.name]
             st.value = from_list_units(active, sub)
             st.detail = f"systemctl list-units: {active} ({sub})"
-            st.evidence = [_cite_out(ctx, units_out, n)]
+            st.evidence = [ctx.cite_output_line(units_out, n)]
         if s.name in files and files_out:
             state, n = files[s.name]
             st.enabled = state in ("enabled", "enabled-runtime", "alias", "linked")
             st.enabled_detail = f"systemctl list-unit-files: {state}"
-            st.enabled_evidence = [_cite_out(ctx, files_out, n)]
+            st.enabled_evidence = [ctx.cite_output_line(files_out, n)]
         elif links is not None:
             st.enabled = bool(links["paths"])
             st.enabled_detail = (f"enabled: {', '.join(links['paths'])}" if links["paths"]
@@ -293,7 +285,7 @@ def _journal_state(ctx: RecipeContext, s: Server, st: State, out: dict[str, Any]
     st.restarts = life.restarts
     value, why = from_journal(life)
     if life.failure_line:
-        s.failure = _cite_out(ctx, out, life.failure_line)
+        s.failure = ctx.cite_output_line(out, life.failure_line)
         at = next((i for i in range(life.failure_line - 1, -1, -1) if _ERROR.search(lines[i])),
                   None)
         if at is not None:
@@ -301,7 +293,7 @@ def _journal_state(ctx: RecipeContext, s: Server, st: State, out: dict[str, Any]
             detail = next((lines[j] for j in range(at + 1, min(at + 5, life.failure_line))
                            if _DETAIL.search(lines[j])), "")
             s.cause = " ".join(_message(x) for x in (lines[at], detail) if x)[:400]
-            s.failure = _cite_out(ctx, out, at + 1)
+            s.failure = ctx.cite_output_line(out, at + 1)
         cvd = s.env.get("CUDA_VISIBLE_DEVICES")
         uuid_line = next((i for i in range(life.failure_line - 1, -1, -1)
                           if "invalid literal for int()" in lines[i] and "'GPU-" in lines[i]),
@@ -310,23 +302,16 @@ def _journal_state(ctx: RecipeContext, s: Server, st: State, out: dict[str, Any]
             # vLLM versions that parse CUDA_VISIBLE_DEVICES as integers die on GPU UUIDs
             s.cause = (f"CUDA_VISIBLE_DEVICES ({cvd.where}) lists GPU UUIDs and the server "
                        f"parses it as integers: {_message(lines[uuid_line])}")
-            s.failure = _cite_out(ctx, out, uuid_line + 1)
+            s.failure = ctx.cite_output_line(out, uuid_line + 1)
     if st.value == "unknown" and value != "unknown":
         st.value, st.detail = value, why
-        st.evidence = [_cite_out(ctx, out, life.last_line or life.restart_line)]
+        st.evidence = [ctx.cite_output_line(out, life.last_line or life.restart_line)]
     elif st.value == "failed" and value == "crash-looping":
         st.value, st.detail = value, f"{st.detail}; {why}"
-        st.evidence.append(_cite_out(ctx, out, life.restart_line))
+        st.evidence.append(ctx.cite_output_line(out, life.restart_line))
 
 
 def _ok_lines(out: dict[str, Any] | None, parse: Any) -> dict[str, Any]:
     if not out or out["exit_code"] != 0:
         return {}
     return parse(out["stdout"])
-
-
-def _cite_out(ctx: RecipeContext, out: dict[str, Any], n: int) -> str:
-    lines = out["stdout"].splitlines()
-    line = lines[n - 1] if 0 < n <= len(lines) else ""
-    return ctx.cite("command", f"$ {' '.join(out['argv'])} [exit {out['exit_code']}] line {n}",
-                    line.strip(), line)

@@ -35,7 +35,7 @@ def named(question: str, servers: list[Server]) -> list[Server]:
 
 
 def _label(s: Server) -> str:
-    enabled = {True: "enabled", False: "disabled", None: "enablement unknown"}[s.state.enabled]
+    enabled = s.state.enabled_word
     return f"{s.name} ({s.state.value}, {enabled})"
 
 

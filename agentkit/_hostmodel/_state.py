@@ -38,6 +38,10 @@ class State:
     restarts: int = 0
 
     @property
+    def enabled_word(self) -> str:
+        return {True: "enabled", False: "disabled", None: "enablement unknown"}[self.enabled]
+
+    @property
     def up_or_meant_to_be(self) -> bool:
         """Running, or trying to (a crash loop is a deployment that is meant to be up)."""
         return self.value in ("running", "crash-looping")
