@@ -62,6 +62,7 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
     paths: set[str] = set()
     commands: dict[tuple[str, ...], dict[str, Any]] = {}
     nvml: dict[str, Any] = {}
+    procs: dict[str, Any] = {}  # "list": the serving processes, once the tool has run
 
     async def record(tool: Tool, ctx: ToolContext, args: dict[str, Any], task: str, step: int,
                      index: int) -> ToolOutput:
@@ -70,6 +71,8 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
             commands.setdefault(tuple(args["argv"]), result.data)
         elif tool.name == "gpu_info" and result.data.get("available"):
             nvml.update(result.data)
+        elif tool.name == "serving_processes" and "list" not in procs and result.data:
+            procs["list"] = result.data.get("processes", [])
         return result
 
     root = Root(source.root.path, source.root.allow, recorder=paths.add)
@@ -99,6 +102,13 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
         if _copy(source.root, p, dest, source.read_limit):
             report.files.append(p)
     _write_captures(dest, commands, nvml, hostname or os.uname().nodename, report)
+    if "list" in procs:  # an empty list is a fact too: no engine process was running
+        # what the tool returned: engine processes only, their environment already filtered
+        (dest / CAPTURE_DIR / "processes.json").write_text(json.dumps(procs["list"], indent=1))
+        manifest_path = dest / CAPTURE_DIR / "snapshot.json"
+        data = json.loads(manifest_path.read_text())
+        data["processes"] = "processes.json"
+        manifest_path.write_text(json.dumps(data, indent=2))
     return report
 
 

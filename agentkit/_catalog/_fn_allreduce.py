@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._hostmodel import Server
+from .._hostmodel import ENGINE_NAMES, Server
 from ._recipe import RecipeContext, recipe_function
 
 SUPPORTED_WORLD_SIZES = (2, 4, 6, 8)
@@ -45,6 +45,15 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
     holds: list[str] = []
     why: list[str] = []
     ev = list(ctx.facts["serve_args"].evidence)
+    name = ENGINE_NAMES.get(server.engine or "", "vLLM")
+    if server.engine not in (None, "vllm", "sglang"):
+        # TensorRT-LLM has allreduce strategies of its own: vLLM's rules say nothing about it.
+        ctx.fact("custom_allreduce", {"verdict": "undetermined", "holds": ["undetermined"],
+                                      "why": [f"{name} chooses its allreduce strategy by its own "
+                                              "rules, which agentkit does not read"],
+                                      "used": None, "tp": tp, "unit": server.name,
+                                      "engine": server.engine, "engine_name": name}, ev)
+        return {"verdict": "undetermined"}
     if server.flags.get("disable_custom_all_reduce"):
         holds.append("off-by-flag")
         why.append("the serving command passes --disable-custom-all-reduce")
@@ -68,18 +77,18 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
         holds.append("disabled-pcie")
         links = "/".join(ctx.facts["link_types"].value) if "link_types" in ctx.facts else "PCIe"
         why.append(f"TP {tp} spans more than two GPUs without full NVLink ({links} between "
-                   "them), which vLLM refuses (\"not supported on more than two PCIe-only "
+                   f"them), which {name} refuses (\"not supported on more than two PCIe-only "
                    "GPUs\")")
         ev += ctx.facts["link_types"].evidence if "link_types" in ctx.facts else []
     if not holds:
         if nvlink is None and tp > 2:
             holds.append("undetermined")
-            why.append("the GPU topology could not be read, and vLLM's rule for more than two "
-                       "GPUs depends on it")
+            why.append(f"the GPU topology could not be read, and {name}'s rule for more "
+                       "than two GPUs depends on it")
         else:
             holds.append("possible")
             link = ("full NVLink between the TP GPUs" if nvlink else
-                    "two GPUs, which vLLM allows over PCIe when peer-to-peer works")
+                    f"two GPUs, which {name} allows over PCIe when peer-to-peer works")
             why.append(f"TP {tp} with {link}, and no flag turns it off")
             if "link_types" in ctx.facts:
                 ev += ctx.facts["link_types"].evidence
@@ -91,5 +100,5 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
     used = {"possible": True, "undetermined": None}.get(verdict, False)
     ctx.fact("custom_allreduce", {"verdict": verdict, "holds": holds, "why": why,
                                   "used": used, "tp": tp, "unit": server.name,
-                                  "engine": server.engine}, ev)
+                                  "engine": server.engine, "engine_name": name}, ev)
     return {"verdict": verdict}

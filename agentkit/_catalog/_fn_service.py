@@ -40,13 +40,15 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
         raise StepFailed(f"ambiguous: {model.decision}")
     server = model.current
     if server is None:
-        where = ", ".join(f"{d}/*.service" for d in model.looked_in)
-        raise StepFailed(f"no systemd unit starts vLLM, SGLang or TensorRT-LLM (looked in "
-                         f"{where}, following start scripts)")
+        raise StepFailed(f"no model server found: nothing starts vLLM, SGLang or TensorRT-LLM "
+                         f"in {'; '.join(model.looked_in)}")
     ctx.vars["server"] = server
     ev = list(server.argv_evidence)
-    ctx.fact("unit", {"name": server.name, "path": server.path, "files": server.files,
-                      "script": server.script, "decision": model.decision,
+    ctx.fact("unit", {"name": server.name, "runtime": server.runtime, "noun": server.noun,
+                      "path": server.path,
+                      "files": server.files, "script": server.script, "gpus": server.gpus,
+                      "problems": server.problems, "notes": server.notes,
+                      "decision": model.decision,
                       "others": [s.name for s in model.servers if s is not server]},
              server.evidence)
     ctx.fact("exec_start", {"argv": server.argv, "source": server.argv_source,
@@ -113,6 +115,7 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    _not_carried(ctx, server)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])
     ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),
@@ -120,16 +123,48 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     return rows
 
 
+def _not_carried(ctx: RecipeContext, server: Server) -> None:
+    """NCCL tuning the host's other servers (an earlier deployment, say) set and the current
+    one does not, or sets differently: what did not carry over."""
+    model: HostModel | None = ctx.vars.get("host_model")
+    rows, ev = [], []
+    for other in (model.servers if model else []):
+        if other is server:
+            continue
+        mine = server.tuning
+        missing = [s.as_dict() for k, s in sorted(other.tuning.items()) if k not in mine]
+        differs = [{**s.as_dict(), "here": mine[k].value}
+                   for k, s in sorted(other.tuning.items())
+                   if k in mine and mine[k].value != s.value]
+        if missing or differs:
+            st = other.state
+            state = st.value if st.value != "unknown" else (st.enabled_detail or "state unknown")
+            rows.append({"server": other.name, "state": state,
+                         "model": other.model_path, "missing": missing, "differs": differs})
+            ev += [e for s in other.tuning.values() for e in s.evidence]
+    ctx.fact("nccl_not_carried", rows, ev)
+
+
 # What the process now running said (the last start in the journal), not the first start.
 _LATEST = {"kv_cache_dtype_logged", "vllm_version_logged"}
+_NO_EXPANSION = {
+    "systemd": "systemd does not expand variables in Environment= or env files",
+    "kubernetes": "Kubernetes expands $(VAR) only from variables defined before it in the "
+                  "container's env",
+    "docker": "the container's environment is passed as written",
+    "podman": "the container's environment is passed as written",
+    "compose": "the container's environment is passed as written",
+}
+
+
 def _conflicts(server: Server) -> list[tuple[str, list[str]]]:
     """Settings that switch off what other settings tune (NCCL's env documentation)."""
     out = []
     for name, setting in sorted(server.nccl.items()):
         if "$" in setting.value and setting.origin != "start script":
+            why = _NO_EXPANSION.get(server.runtime, "nothing expanded it")
             out.append((f"{name}={setting.value} ({setting.where}) reaches NCCL literally: "
-                        "systemd does not expand variables in Environment= or env files, and "
-                        "NCCL cannot use that value", list(setting.evidence)))
+                        f"{why}, and NCCL cannot use that value", list(setting.evidence)))
     p2p_off = server.nccl.get("NCCL_P2P_DISABLE")
     if p2p_off is not None and p2p_off.value.strip().lower() in ("1", "true", "yes"):
         level = server.nccl.get("NCCL_P2P_LEVEL")
@@ -144,24 +179,32 @@ def _conflicts(server: Server) -> list[tuple[str, list[str]]]:
     return out
 
 
-_LOG_PATTERNS = {
-    "attention_backend": re.compile(r"Using (\w+) attention backend"),
-    "custom_allreduce_disabled": re.compile(r"Custom allreduce is disabled because (.+?)\."),
-    "kv_cache_tokens": re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+_LOG_PATTERNS = {  # vLLM's start lines, and SGLang's where they differ
+    "attention_backend": re.compile(r"Using (\w+) attention backend|Use (\w+) backend by default"
+                                    r"|\battention_backend='(\w+)'"),
+    "custom_allreduce_disabled": re.compile(
+        r"(?:Custom allreduce|CustomAllreduce|CustomAllReduceV2) is disabled because (.+?)\."),
+    "kv_cache_tokens": re.compile(r"GPU KV cache size: ([\d,]+) tokens|KV Cache is allocated\. "
+                                  r"#tokens: (\d+)"),
     "max_concurrency": re.compile(
         r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
     "vllm_version_logged": re.compile(r"vLLM API server version (\S+)"),
-    "kv_cache_dtype_logged": re.compile(r"\bkv_cache_dtype=(\w+)"),
-    "nccl_version_logged": re.compile(r"NCCL version (\S+)"),
+    "kv_cache_dtype_logged": re.compile(r"\bkv_cache_dtype='?(\w+)"),
+    "nccl_version_logged": re.compile(r"NCCL version (\S+)|sglang is using nccl==(\S+)"),
 }
 
 
 @recipe_function("service_log")
 async def service_log(ctx: RecipeContext) -> dict[str, Any]:
     """What the server said at start: attention backend, custom allreduce, KV cache size,
-    errors. Reads `journalctl -u UNIT` (live or captured). Needs: unit."""
+    errors. Reads the server's log (`journalctl -u UNIT`, `docker logs NAME`; live or
+    captured). Needs: unit."""
     unit = ctx.need("unit", "serving_unit").value["name"]
-    argv = journal_argv(unit)
+    server: Server | None = ctx.vars.get("server")
+    argv = server.log_argv if server is not None else journal_argv(unit)
+    if argv is None:
+        runtime = server.runtime if server else "unknown"
+        raise StepFailed(f"{unit} ({runtime}) has no log agentkit can read")
     out = await ctx.tool("run_command", argv=argv)
     assert out is not None
     lines = out["stdout"].splitlines()
@@ -171,7 +214,8 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
             m = pattern.search(line)
             if m and (key not in found or key in _LATEST):
                 ev = ctx.cite_output_line(out, n)
-                found[key] = (m.groups(), ev)
+                groups = tuple(g for g in m.groups() if g is not None) or m.groups()
+                found[key] = (groups, ev)
     errors = [(n, ln) for n, ln in enumerate(lines, 1)
               if re.search(r"\b(ERROR|CRITICAL)\b|Traceback \(most recent", ln)]
     for key, (groups, ev) in found.items():

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .._hostmodel import Server
+from ._fn_sglang import sglang_kv
 from ._recipe import RecipeContext, StepFailed, recipe_function
 from ._vllm_source import BackendInfo, backend_info, backend_priorities, registry_paths
 
@@ -33,29 +35,56 @@ async def vllm_install(ctx: RecipeContext) -> dict[str, Any]:
     first) and its version from package metadata. Sets: vllm_site, vllm_version."""
     candidates: list[str] = []
     start = ctx.facts.get("exec_start")
+    server: Server | None = ctx.vars.get("server")
     if start:
         exe = start.value["argv"][0]
         prefix = exe.rsplit("/bin/", 1)[0] if "/bin/" in exe else ""
         if prefix:
             candidates += [f"{prefix}/lib/python3*/site-packages",
                            f"{prefix}/lib/python3*/dist-packages"]
-    for pattern in [*candidates, *_SITE_GLOBS]:
-        listing = await ctx.tool("glob", pattern=f"{pattern}/vllm-*.dist-info")
+    candidates += _SITE_GLOBS
+    if server is not None and server.contained:
+        # The server's vLLM is the one in its image: a vLLM installed on the host is another.
+        seen = [c for c in candidates if server.visible(c.split("*")[0])]
+        if not seen:
+            raise StepFailed(f"{server.name} runs in a container ({server.runtime}) and its "
+                             "image's files are not visible from the host (not mounted, and "
+                             "no running container's filesystem to read): the installed vLLM "
+                             "cannot be read")
+        candidates = [server.host_path(c) for c in seen]
+    engine = (server.engine if server is not None else None) or "vllm"
+    dist_name, shown = _DISTS.get(engine, ("vllm", "vLLM"))
+    for pattern in candidates:
+        listing = await ctx.tool("glob", pattern=f"{pattern}/{dist_name}-*.dist-info")
         for dist in (listing or {}).get("paths", []):
             site = dist.rsplit("/", 1)[0]
-            got = await _version(ctx, site, "vllm-*.dist-info")
+            got = await _version(ctx, site, f"{dist_name}-*.dist-info")
             if got:
-                ctx.fact("vllm_site", site, [listing["evidence_id"]] if listing else [])
-                ctx.fact("vllm_version", got[1], [got[2]])
+                where = [listing["evidence_id"]] if listing else []
+                ctx.fact("engine_site", site, where)
+                ctx.fact("engine_version", got[1], [got[2]])
+                if engine == "vllm":
+                    ctx.fact("vllm_site", site, where)
+                    ctx.fact("vllm_version", got[1], [got[2]])
                 return {"site": site, "version": got[1]}
-    raise StepFailed("no installed vLLM found (no vllm-*.dist-info in the ExecStart "
-                     "environment or the usual site-packages)")
+    why = (f"no installed {shown} found (no {dist_name}-*.dist-info in the serving command's "
+           "environment or the usual site-packages)")
+    if engine != "vllm":
+        # what the host shows about another engine (its flag, its state) can still answer
+        ctx.fact("engine_missing", why, [])
+        return {"site": None, "version": None}
+    raise StepFailed(why)
+
+
+# engine → (its distribution's name in site-packages, how people write it)
+_DISTS = {"vllm": ("vllm", "vLLM"), "sglang": ("sglang", "SGLang"),
+          "trtllm": ("tensorrt_llm", "TensorRT-LLM")}
 
 
 @recipe_function("software_stack")
 async def software_stack(ctx: RecipeContext) -> dict[str, Any]:
     """torch and NCCL versions beside vLLM. Needs: vllm_site."""
-    site = ctx.need("vllm_site", "vllm_install").value
+    site = ctx.need("engine_site", "vllm_install").value
     out: dict[str, Any] = {}
     for key, dist in (("torch_version", "torch-*.dist-info"),
                       ("nccl_version", "nvidia_nccl_cu*-*.dist-info")):
@@ -101,16 +130,21 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     supported_kv_cache_dtypes and compute-capability test, and any FP8 refusal guards.
     Needs: compute_capability, vllm_site, served_model."""
     engine = ctx.facts.get("engine")
-    if engine is not None and engine.value not in (None, "vllm"):
-        return _other_engine(ctx, str(engine.value))
-    cc = ctx.need("compute_capability", "gpu_inventory")
-    site = ctx.need("vllm_site", "vllm_install").value
-    model = ctx.need("served_model", "model_architecture").value
     rec = ctx.facts.get("kv_cache_recommended")
     flag = ctx.facts.get("kv_cache_dtype")
     explicit = str(flag.value) if flag and str(flag.value).startswith("fp8") else ""
     target = (dtype or _asked_dtype(str(ctx.spec.inputs.get("question", ""))) or explicit
               or (rec.value if rec and rec.value else "") or "fp8").lower()
+    if engine is not None and engine.value == "sglang" and "engine_site" in ctx.facts:
+        try:
+            return await sglang_kv(ctx, target)
+        except StepFailed as exc:  # the source cannot say; the flag and the state still can
+            return _other_engine(ctx, "sglang", str(exc))
+    if engine is not None and engine.value not in (None, "vllm"):
+        return _other_engine(ctx, str(engine.value))
+    cc = ctx.need("compute_capability", "gpu_inventory")
+    site = ctx.need("vllm_site", "vllm_install").value
+    model = ctx.need("served_model", "model_architecture").value
     major, minor = (int(x) for x in str(cc.value).split(".")[:2])
     use_mla = model.get("kv_lora_rank") is not None
     use_sparse = model.get("index_topk") is not None
@@ -185,7 +219,7 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     return {"backends": rows}
 
 
-def _other_engine(ctx: RecipeContext, engine: str) -> dict[str, Any]:
+def _other_engine(ctx: RecipeContext, engine: str, reason: str = "") -> dict[str, Any]:
     """An engine whose kernel source agentkit does not read: only what the host shows is
     said (it already runs with an FP8 KV cache and is up), else not established."""
     flag = ctx.facts.get("kv_cache_dtype")
@@ -198,8 +232,13 @@ def _other_engine(ctx: RecipeContext, engine: str) -> dict[str, Any]:
             return {"backends": []}
         if state.value["value"] in ("crash-looping", "failed"):
             ctx.fact("kv_verdict", "broken", [*flag.evidence, *state.evidence])
-    raise StepFailed(f"the server runs {engine}, and agentkit reads only vLLM's "
-                     "attention-backend source so far: undetermined for this engine")
+    missing = ctx.facts.get("engine_missing")
+    if reason:
+        raise StepFailed(reason)
+    if missing is not None:
+        raise StepFailed(f"the server runs {engine}: {missing.value}")
+    raise StepFailed(f"the server runs {engine}, and agentkit reads only vLLM's and SGLang's "
+                     "attention-backend choices so far: undetermined for this engine")
 
 
 def _asked_dtype(question: str) -> str:

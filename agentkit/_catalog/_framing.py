@@ -22,7 +22,8 @@ _NEGATIVE = {
     "disabled": ("No, not disabled", "Yes, disabled"), "off": ("No", "Yes"),
     "broken": ("No", "Yes"), "without": ("No", "Yes"),
 }
-_LABELS = {"undetermined": "Not established", "already-on": "Already on",
+_LABELS = {"undetermined": "Not established", "already-on": "Already on", "partly": "Partly",
+           "with-other-backend": "Only with another attention backend",
            "broken": "No (it is set and the server is failing)",
            "conflicting": "Not as tuned: one setting undoes another"}
 _LOWER_FIRST = {"The", "With", "No", "It", "Its", "This", "These", "An", "A", "All", "Every",

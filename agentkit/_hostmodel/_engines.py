@@ -50,20 +50,33 @@ def config_flags(entries: dict[str, object]) -> dict[str, object]:
             out[name] = str(value)
     return out
 
-_ENGINES = (("vllm", re.compile(r"(^|/)vllm$|vllm\.entrypoints")),
-            ("sglang", re.compile(r"sglang\.launch_server|(^|/)sglang$")),
-            ("trtllm", re.compile(r"(^|/)trtllm-serve$")))
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+# Whole words only: a shell script given as one argument (`bash -c "… exec vllm serve …"`)
+# is not itself the engine; it is read as a script.
+_ENGINES = (("vllm", re.compile(r"vllm\.entrypoints\.[\w.]+|\S*/vllm/entrypoints/\S+\.py")),
+            ("sglang", re.compile(r"sglang\.launch_server|\S*/sglang/launch_server\.py")),
+            ("trtllm", re.compile(r"(\S*/)?trtllm-serve")))
+_CLI = {"vllm": "vllm", "sglang": "sglang"}  # program → engine, when its subcommand is `serve`
 
 
 def engine_of(argv: list[str]) -> str | None:
     """The engine a command line starts (looked for in its first words, where ``python -m``
-    or ``env VAR=…`` put it), or None.
+    or ``env VAR=…`` put it), or None. ``vllm`` starts a server only as ``vllm serve``
+    (``vllm bench serve`` is a client).
 
     >>> engine_of(["/opt/venv/bin/python3", "-m", "sglang.launch_server", "--tp", "8"])
     'sglang'
+    >>> engine_of(["vllm", "bench", "serve", "--model", "m"]) is None
+    True
     """
+    words = argv[:4]
+    for i, word in enumerate(words):
+        prog = word.rsplit("/", 1)[-1]
+        if prog in _CLI and "/" not in prog and argv[i + 1 : i + 2] == ["serve"]:
+            return _CLI[prog]
     for name, pattern in _ENGINES:
-        if any(pattern.search(a) for a in argv[:4]):
+        if any(pattern.fullmatch(a) for a in words):
             return name
     return None
 

@@ -9,7 +9,10 @@ from typing import Any
 from ._state import State
 
 # NCCL variables that change nothing about speed: logging, and the pointer to a config file.
-NOT_TUNING = frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_CONF_FILE"})
+# NCCL_VERSION is the version label NVIDIA's CUDA images set (ENV NCCL_VERSION); NCCL never
+# reads it.
+NOT_TUNING = frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_CONF_FILE",
+                        "NCCL_VERSION"})
 
 
 @dataclass
@@ -30,13 +33,15 @@ class Setting:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "source": self.source,
-                "line": self.line, "origin": self.origin, "comment": self.comment,
+                "line": self.line, "where": self.where, "origin": self.origin,
+                "comment": self.comment,
                 "evidence_id": self.evidence[0] if self.evidence else ""}
 
 
 @dataclass
 class Server:
-    """A systemd unit that starts an inference engine."""
+    """One model server: a systemd unit, a container, a Kubernetes workload or a process
+    that starts an inference engine."""
 
     name: str
     path: str
@@ -59,11 +64,36 @@ class Server:
     refused: str = ""  # why systemd would refuse to load the unit
     nccl: dict[str, Setting] = field(default_factory=dict)
     nccl_checked: list[str] = field(default_factory=list)
+    runtime: str = "systemd"  # systemd | docker | podman | compose | kubernetes | process
+    log_argv: list[str] | None = None  # the command that shows its log, where there is one
+    gpus: str = ""  # which GPUs the runtime gives it, as the runtime says it
+    # host path → path inside the server (container mounts), to read its files from the host
+    mounts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # conditions the reading depends on
+    pid: int | None = None  # the running process, when one was found
+    container_id: str = ""
+    rootfs: str = ""  # where the host sees the container's own files (overlay MergedDir)
 
     @property
     def model_path(self) -> str | None:
+        """The served model's directory as the host sees it (through a container's mounts)."""
         m = self.flags.get("model")
-        return str(m).rstrip("/") if m else None
+        return self.host_path(str(m).rstrip("/")) if m else None
+
+    @property
+    def noun(self) -> str:
+        """What the server is to its runtime, for sentences: unit, container, workload, process."""
+        return {"systemd": "unit", "docker": "container", "podman": "container",
+                "compose": "container", "kubernetes": "workload"}.get(self.runtime, "process")
+
+    @property
+    def contained(self) -> bool:
+        """Its files are in an image, not on the host, except what is mounted."""
+        return self.runtime not in ("systemd", "process")
+
+    def visible(self, path: str) -> bool:
+        """Whether the host can read this path of the server's own filesystem."""
+        return not self.contained or self.host_path(path) != path
 
     @property
     def tp(self) -> int:
@@ -81,11 +111,27 @@ class Server:
         return sorted({*self.argv_evidence, *self.state.evidence, *self.state.enabled_evidence})
 
     def summary(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "engine": self.engine,
+        return {"name": self.name, "runtime": self.runtime, "path": self.path,
+                "engine": self.engine,
                 "model": self.model_path, "tp": self.tp, "state": self.state.value,
                 "state_detail": self.state.detail, "enabled": self.state.enabled,
                 "enabled_detail": self.state.enabled_detail, "script": self.script,
+                "gpus": self.gpus,
                 "nccl": {k: f"{v.value} ({v.where})" for k, v in sorted(self.tuning.items())}}
+
+    def host_path(self, path: str) -> str:
+        """A path as the server sees it, as the host sees it (through its mounts)."""
+        best = ""
+        for inside in self.mounts.values():
+            if (path == inside or path.startswith(inside.rstrip("/") + "/")) and \
+                    len(inside) > len(best):
+                best = inside
+        if not best:
+            if self.rootfs and path.startswith("/"):
+                return self.rootfs.rstrip("/") + path
+            return path
+        outside = next(h for h, i in self.mounts.items() if i == best)
+        return outside.rstrip("/") + path[len(best.rstrip("/")):]
 
 
 @dataclass

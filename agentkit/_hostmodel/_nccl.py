@@ -32,11 +32,21 @@ async def home_of(ctx: RecipeContext, user: str) -> str:
 async def resolve_nccl(ctx: RecipeContext, server: Server) -> None:
     out = {k: v for k, v in server.env.items() if k.startswith("NCCL_")}
     conf = out.get("NCCL_CONF_FILE")
-    files = [conf.value] if conf else [f"{await home_of(ctx, server.user)}/.nccl.conf"]
+    if server.contained:  # the container's own HOME, not the host's passwd entry
+        home = server.env["HOME"].value if "HOME" in server.env else (
+            "/root" if server.user == "root" else f"/home/{server.user}")
+    else:
+        home = await home_of(ctx, server.user)
+    files = [conf.value] if conf else [f"{home}/.nccl.conf"]
     files.append(SYSTEM_CONF)
     for path in files:
-        parsed = await ctx.tool("parse_config", optional=True, path=path, format="dotenv")
-        server.nccl_checked.append(path)
+        host = server.host_path(path)
+        if not server.visible(path):
+            server.notes.append(f"{path} inside the container is not visible from the host "
+                                "(not mounted): NCCL settings it may hold are unknown")
+            continue
+        parsed = await ctx.tool("parse_config", optional=True, path=host, format="dotenv")
+        server.nccl_checked.append(host)
         for e in (parsed or {}).get("entries", []):
             if e["key"].startswith("NCCL_") and e["key"] not in out:
                 out[e["key"]] = Setting(name=e["key"], value=str(e["value"]), source=e["source"],

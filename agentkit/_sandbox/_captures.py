@@ -42,6 +42,7 @@ class Manifest(BaseModel):
     captured_at: str = ""
     commands: list[CapturedCommand] = Field(default_factory=list)
     nvml: str | None = None
+    processes: str | None = None  # serving processes (argv, filtered env, owner), JSON
 
 
 class SnapshotError(Exception):

@@ -4,22 +4,10 @@ journalctl, grep, find, git), and the dispatcher over all rules."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from . import _git as _gitrules
-from ._rules import SPECS, Refused, check_simple
-
-
-@dataclass
-class Checked:
-    """An accepted command: argv to run (maybe with forced safety flags), paths to police."""
-
-    argv: list[str]
-    paths: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    git_repo: str | None = None  # git only: the repository directory to vet and run in
-    # real path -> host path, when operands were mapped into a snapshot root
-    shown_as: dict[str, str] = field(default_factory=dict)
+from . import _rules_runtimes as _rt
+from ._rules import SPECS, Checked, Refused, check_simple
 
 
 def _only(program: str, args: list[str], allowed: re.Pattern[str]) -> None:
@@ -183,7 +171,8 @@ def _git(args: list[str]) -> Checked:
 
 
 _COMPLEX = {"nvidia-smi": _nvidia_smi, "systemctl": _systemctl, "journalctl": _journalctl,
-            "grep": _grep, "find": _find, "git": _git}
+            "grep": _grep, "find": _find, "git": _git, "docker": _rt.docker,
+            "podman": _rt.podman, "kubectl": _rt.kubectl}
 ALLOWED_PROGRAMS = tuple(sorted([*_COMPLEX, *SPECS]))
 
 

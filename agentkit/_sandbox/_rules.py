@@ -38,6 +38,18 @@ class Spec:
     default_operand: str | None = None
 
 
+@dataclass
+class Checked:
+    """An accepted command: argv to run (maybe with forced safety flags), paths to police."""
+
+    argv: list[str]
+    paths: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    git_repo: str | None = None  # git only: the repository directory to vet and run in
+    # real path -> host path, when operands were mapped into a snapshot root
+    shown_as: dict[str, str] = field(default_factory=dict)
+
+
 def _fs(*items: str) -> frozenset[str]:
     return frozenset(items)
 

@@ -23,12 +23,14 @@ from ._commands import run_command
 from ._configs import parse_config
 from ._files import glob, grep, list_dir, read_file
 from ._gpu import gpu_info
+from ._procs import serving_processes
 from ._redact import redact
 
 _KEY_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 BUILTIN_TOOLS: dict[str, Tool] = {
-    t.name: t for t in (read_file, list_dir, glob, grep, run_command, parse_config, gpu_info)
+    t.name: t for t in (read_file, list_dir, glob, grep, run_command, parse_config, gpu_info,
+                serving_processes)
 }
 
 

@@ -91,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
     _print(answer, args.json)
     if not answer.citations and all(s != "ok" for s in answer.tasks.values()):
         why = answer.bottom_line[0].text if answer.bottom_line else "no task found anything"
-        print(f"agentkit: nothing could be established under {host.root.path}: {why} Point "
-              "--root at the host's / or at a snapshot made with `agentkit snapshot`.",
+        hint = ("If the server runs on another machine, snapshot that one with `agentkit "
+                "snapshot` and point --root at the snapshot." if host.is_live else
+                "Point --root at the host's / or at a snapshot made with `agentkit snapshot`.")
+        print(f"agentkit: nothing could be established under {host.root.path}: {why} {hint}",
               file=sys.stderr)
         return 7
     return 0

@@ -37,6 +37,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "fp8_kv": ("kv-cache-dtype-support", "kv_verdict"),
     "kv_backend": ("kv-cache-dtype-support", "kv_dtype_backend"),
     "vllm_version": ("kv-cache-dtype-support", "vllm_version"),
+    "runtime": ("service-unit", "unit"),
 }
 TEXT_KEYS = {"bottom_contains", "bottom_excludes", "answer_contains", "unanswered"}
 
@@ -97,8 +98,21 @@ def build(sc: Scenario, dst: Path) -> Path:
             _json_set(data, dotted.split("."), value)
         (root / rel).write_text(json.dumps(data, indent=2))
     _captures(root, spec)
+    _processes(root, spec)
     _gpus(root, spec)
     return root
+
+
+def _processes(root: Path, spec: dict[str, Any]) -> None:
+    """`processes:` — the serving processes the snapshot captured (a list as the
+    serving_processes tool returns it); `[]` says none was running."""
+    if "processes" not in spec:
+        return
+    (root / ".agentkit/processes.json").write_text(json.dumps(spec["processes"], indent=1))
+    manifest_path = root / ".agentkit/snapshot.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["processes"] = "processes.json"
+    manifest_path.write_text(json.dumps(manifest, indent=2))
 
 
 def _json_set(data: dict[str, Any], keys: list[str], value: Any) -> None:
@@ -207,6 +221,8 @@ def actual(key: str, out: Outcome) -> Any:
         return sorted(value["ambiguous"])
     if key == "state":
         return value["value"]
+    if key == "runtime":
+        return value["runtime"]
     if key == "served_model":
         return "/".join(str(value).rstrip("/").split("/")[-2:])
     if key == "nccl":

@@ -1,0 +1,20 @@
+"""Where model servers run: each runtime finds its servers and describes them the same way
+(argv, environment with the source of each setting, state, model, GPUs)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from . import _containers, _kubernetes, _processes, _systemd
+
+if TYPE_CHECKING:
+    from ..._catalog._recipe import RecipeContext
+    from .._model import HostModel, Server
+
+
+class Runtime(Protocol):
+    async def discover(self, ctx: RecipeContext, model: HostModel) -> list[Server]: ...
+
+
+# Processes last: a process started by a unit or container found before is attached to it.
+RUNTIMES: tuple[Runtime, ...] = (_systemd, _containers, _kubernetes, _processes)

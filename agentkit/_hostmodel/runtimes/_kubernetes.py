@@ -1,0 +1,332 @@
+"""Kubernetes: workloads whose containers start an inference engine, from manifests on the
+host (Deployment, StatefulSet, DaemonSet, Job, Pod, rendered Helm output, ``kind: List``) and
+from ``kubectl get … -o json`` when a kubeconfig is present.
+
+The container's environment is built as the kubelet builds it: ``envFrom`` sources in order
+(a later one wins), then ``env`` entries (they win over ``envFrom``; a later entry wins), with
+``valueFrom.configMapKeyRef`` resolved from a ConfigMap in the same namespace where the
+manifests hold it, and ``$(VAR)`` references expanded from variables defined before.
+Secrets are never read: such a value is named, not shown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from .._command import follow_command
+from .._model import HostModel, Server, Setting
+from .._state import State
+
+if TYPE_CHECKING:
+    from ..._catalog._recipe import RecipeContext
+
+# Where manifests are kept on a host, bounded so a live host is not walked end to end.
+MANIFEST_GLOBS = ("/etc/kubernetes/manifests/*.y*ml", "/opt/*/k8s/*.y*ml",
+                  "/opt/*/kubernetes/*.y*ml", "/opt/*/manifests/*.y*ml", "/opt/*/deploy/*.y*ml",
+                  "/srv/*/k8s/*.y*ml", "/srv/*/deploy/*.y*ml", "/root/*/k8s/*.y*ml")
+KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml", "/root/.kube/config")
+_WORKLOAD = r"^\s*kind:\s*[\"']?(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod|List)\b"
+_ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
+_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that remembers the line of each mapping and of each of its keys."""
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> dict[str, Any]:
+    data: dict[str, Any] = {str(k): v for k, v in
+                            loader.construct_mapping(node, deep=True).items()}
+    data["__line__"] = node.start_mark.line + 1
+    data["__keys__"] = {str(k.value): k.start_mark.line + 1 for k, _ in node.value
+                        if isinstance(k, yaml.ScalarNode)}
+    return data
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+@dataclass
+class Source:
+    """Where manifests came from: a file (cited by line) or a kubectl output."""
+
+    name: str
+    cite: Any  # (line) -> evidence id
+
+
+def load_documents(text: str) -> list[dict[str, Any]]:
+    """The objects in a manifest text (multi-document YAML or JSON; ``List`` flattened)."""
+    out: list[dict[str, Any]] = []
+    try:
+        for doc in yaml.load_all(text, Loader=_Loader):  # a SafeLoader
+            if isinstance(doc, dict):
+                out += [i for i in doc.get("items") or [] if isinstance(i, dict)] \
+                    if doc.get("kind", "").endswith("List") else [doc]
+    except yaml.YAMLError:
+        return out
+    return out
+
+
+async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
+    objects: list[tuple[dict[str, Any], Source]] = []
+    objects += await _from_files(ctx, model)
+    objects += await _on_this_node(ctx, model, await _from_kubectl(ctx, model))
+    configmaps = {(_ns(o), o.get("metadata", {}).get("name")): (o, src) for o, src in objects
+                  if o.get("kind") == "ConfigMap"}
+    servers: list[Server] = []
+    for obj, src in objects:
+        for spec, replicas in _pod_specs(obj):
+            for c in [c for c in spec.get("containers") or [] if isinstance(c, dict)]:
+                server = await _server(ctx, obj, spec, c, replicas, src, configmaps)
+                if server is not None:
+                    servers.append(server)
+    return servers
+
+
+async def _from_files(ctx: RecipeContext, model: HostModel
+                      ) -> list[tuple[dict[str, Any], Source]]:
+    model.looked_in.append("Kubernetes manifests (" + ", ".join(MANIFEST_GLOBS) + ")")
+    listings = await ctx.tools([("glob", {"pattern": g}) for g in MANIFEST_GLOBS])
+    files = sorted({p for got in listings for p in (got or {}).get("paths", [])})
+    if not files:
+        return []
+    greps = await ctx.tools([("grep", {"pattern": _WORKLOAD + "|^\\s*kind:\\s*ConfigMap\\b",
+                                       "path": f, "max_matches": 50}) for f in files])
+    out: list[tuple[dict[str, Any], Source]] = []
+    for path, hits in zip(files, greps, strict=True):
+        if not (hits or {}).get("matches"):
+            continue
+        lines = await ctx.read_lines(path, optional=True)
+        if lines is None:
+            model.problems.append(f"{path} could not be read")
+            continue
+
+        def cite(n: int, path: str = path, lines: list[str] = lines) -> str:
+            text = lines[n - 1] if 0 < n <= len(lines) else ""
+            return ctx.cite("file", f"{path}:{n}", text.strip(), text)
+
+        out += [(o, Source(path, cite)) for o in load_documents("\n".join(lines))]
+    return out
+
+
+async def _from_kubectl(ctx: RecipeContext, model: HostModel
+                        ) -> list[tuple[dict[str, Any], Source]]:
+    found = await ctx.tools([("glob", {"pattern": p}) for p in KUBECONFIGS])
+    configs = [p for p, got in zip(KUBECONFIGS, found, strict=True) if got and got["paths"]]
+    if not configs:
+        return []
+    if len(configs) > 1:
+        model.problems.append(f"more than one kubeconfig ({', '.join(configs)}): reading the "
+                              "cluster through each")
+    out: list[tuple[dict[str, Any], Source]] = []
+    for config in configs:
+        argv = ["kubectl", f"--kubeconfig={config}", "get", "pods,configmaps", "-A", "-o",
+                "json"]
+        got = await ctx.tool("run_command", optional=True, argv=argv)
+        model.looked_in.append(f"`{' '.join(argv)}`")
+        if got is None or got["exit_code"] != 0:
+            model.problems.append(f"`kubectl get` with {config} failed"
+                                  + (f": {got['stderr'].strip()[:200]}" if got else ""))
+            continue
+
+        def cite(n: int, got: dict[str, Any] = got) -> str:
+            return ctx.cite_output_line(got, n) if n else str(got["evidence_id"])
+
+        out += [(o, Source(f"kubectl get pods ({config})", cite))
+                for o in load_documents(got["stdout"])]
+    return out
+
+
+async def _on_this_node(ctx: RecipeContext, model: HostModel,
+                        objects: list[tuple[dict[str, Any], Source]]
+                        ) -> list[tuple[dict[str, Any], Source]]:
+    """A cluster's pods run on many nodes: keep those scheduled on this host (by its
+    /etc/hostname); when the host's name cannot be read, keep all and say so."""
+    pods = [o for o, _ in objects if o.get("kind") == "Pod"]
+    if not pods:
+        return objects
+    lines = await ctx.read_lines("/etc/hostname", optional=True)
+    me = (lines or [""])[0].strip()
+    if not me:
+        model.problems.append("this host's name (/etc/hostname) could not be read: pods on "
+                              "every node are counted")
+        return objects
+    elsewhere = [o for o in pods if (o.get("spec") or {}).get("nodeName") not in (None, me)]
+    if elsewhere:
+        model.problems.append(f"{len(elsewhere)} pods run on other nodes than {me} and are "
+                              "not this host's servers")
+    return [(o, s) for o, s in objects if not any(o is e for e in elsewhere)]
+
+
+def _ns(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
+def _pod_specs(obj: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if kind == "Pod":
+        return [(spec, None)]
+    if kind == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
+        return [((spec.get("template") or {}).get("spec") or {}, None)]
+    if kind in _TEMPLATE_KINDS:
+        replicas = spec.get("replicas", 1) if kind in ("Deployment", "StatefulSet") else None
+        return [((spec.get("template") or {}).get("spec") or {},
+                 replicas if isinstance(replicas, int) else None)]
+    return []
+
+
+async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
+                  c: dict[str, Any], replicas: int | None, src: Source,
+                  configmaps: dict[tuple[str, Any], tuple[dict[str, Any], Source]]
+                  ) -> Server | None:
+    image = str(c.get("image") or "")
+    command = [str(a) for a in c.get("command") or []]
+    args = [str(a) for a in c.get("args") or []]
+    words = " ".join([image, *command, *args])
+    if not _ENGINE_WORDS.search(words) and not re.search(r"\.sh\b|python", words):
+        return None
+    meta = obj.get("metadata") or {}
+    kind, ns = str(obj.get("kind")), _ns(obj)
+    name = f"{kind.lower()}/{meta.get('name')}" + (
+        f":{c.get('name')}" if len(spec.get("containers") or []) > 1 else "")
+    env, notes = _environment(c, ns, src, configmaps)
+    values = {k: s.value for k, s in env.items()}
+    notes = list(notes)
+    if not command:
+        command, why = _image_entrypoint(image)
+        if why:
+            notes.append(why)
+    argv = [_expand(a, values) for a in [*command, *args]]
+    line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", {}).get("command")
+               or c.get("__line__") or 0)
+    server = Server(name=name, path=src.name, files=[src.name], argv=argv,
+                    argv_source=src.name, argv_line=line, argv_evidence=[src.cite(line)],
+                    env=env, runtime="kubernetes", notes=notes)
+    server.notes.append(f"namespace {ns}")
+    limits = ((c.get("resources") or {}).get("limits") or {})
+    if "nvidia.com/gpu" in limits:
+        server.gpus = f"{limits['nvidia.com/gpu']} GPUs (nvidia.com/gpu limit)"
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        server.notes.append("nodeSelector " + ", ".join(
+            f"{k}={v}" for k, v in selector.items() if not k.startswith("__")))
+    host_dirs = {v.get("name"): (v.get("hostPath") or {}).get("path")
+                 for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    for m in c.get("volumeMounts") or []:
+        if isinstance(m, dict) and host_dirs.get(m.get("name")) and m.get("mountPath"):
+            server.mounts[str(host_dirs[m["name"]])] = str(m["mountPath"])
+    _state(server, obj, c, replicas, src)
+    return server if await follow_command(ctx, server) else None
+
+
+def _image_entrypoint(image: str) -> tuple[list[str], str]:
+    """A container without ``command`` runs its image's entrypoint, which a manifest does
+    not show. The engines' official images are known; others are not guessed."""
+    if re.search(r"(^|/)vllm-openai(:|@|$)", image):
+        return ["vllm", "serve"], (f"no command: {image}'s entrypoint (vllm serve, as the vLLM "
+                                   "image's Dockerfile sets it) is assumed")
+    return [], f"no command: {image}'s entrypoint is not visible in the manifest"
+
+
+def _expand(text: str, values: dict[str, str]) -> str:
+    """Kubernetes' ``$(VAR)``: replaced when VAR is defined; ``$$`` is a literal ``$``."""
+    def sub(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return values.get(m.group(1), m.group(0))
+    return _REF.sub(sub, text)
+
+
+def _environment(c: dict[str, Any], ns: str, src: Source,
+                 configmaps: dict[tuple[str, Any], tuple[dict[str, Any], Source]]
+                 ) -> tuple[dict[str, Setting], list[str]]:
+    env: dict[str, Setting] = {}
+    notes: list[str] = []
+    for ref in c.get("envFrom") or []:
+        prefix = str(ref.get("prefix") or "")
+        if "configMapRef" in ref:
+            cm_name = (ref["configMapRef"] or {}).get("name")
+            found = configmaps.get((ns, cm_name))
+            if found is None:
+                notes.append(f"envFrom ConfigMap {cm_name} is not in the manifests read: its "
+                             "variables are unknown")
+                continue
+            cm, cm_src = found
+            data = cm.get("data") or {}
+            keys = data.get("__keys__", {})
+            for k, v in data.items():
+                if k.startswith("__") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", k):
+                    continue
+                env[prefix + k] = Setting(
+                    name=prefix + k, value=str(v), source=cm_src.name, line=keys.get(k, 0),
+                    evidence=[cm_src.cite(keys.get(k, 0))],
+                    origin=f"ConfigMap {cm_name} (envFrom)")
+        elif "secretRef" in ref:
+            notes.append(f"envFrom Secret {(ref['secretRef'] or {}).get('name')}: not read")
+    for e in c.get("env") or []:
+        if not isinstance(e, dict) or not e.get("name"):
+            continue
+        name, line = str(e["name"]), int(e.get("__line__") or 0)
+        values = {k: s.value for k, s in env.items()}
+        if "value" in e:
+            env[name] = Setting(name=name, value=_expand(str(e["value"]), values),
+                                source=src.name, line=line, evidence=[src.cite(line)],
+                                origin="container env")
+            continue
+        vf = e.get("valueFrom") or {}
+        ref = vf.get("configMapKeyRef")
+        if isinstance(ref, dict):
+            found = configmaps.get((ns, ref.get("name")))
+            data = (found[0].get("data") or {}) if found else {}
+            key = str(ref.get("key"))
+            if found and key in data:
+                cm_line = data.get("__keys__", {}).get(key, 0)
+                env[name] = Setting(name=name, value=str(data[key]), source=found[1].name,
+                                    line=cm_line, evidence=[found[1].cite(cm_line)],
+                                    origin=f"ConfigMap {ref.get('name')} key {key}")
+            else:
+                notes.append(f"{name} comes from ConfigMap {ref.get('name')} key {key}, which "
+                             "the manifests read do not hold: its value is unknown")
+        elif "secretKeyRef" in vf:
+            notes.append(f"{name} comes from a Secret: not read")
+    return env, notes
+
+
+def _state(server: Server, obj: dict[str, Any], c: dict[str, Any], replicas: int | None,
+           src: Source) -> None:
+    st = server.state = State()
+    status = obj.get("status") or {}
+    if obj.get("kind") == "Pod" and status:
+        cs: dict[str, Any] = next((s for s in status.get("containerStatuses") or []
+                   if s.get("name") == c.get("name")), {})
+        state = cs.get("state") or {}
+        waiting = (state.get("waiting") or {}).get("reason", "")
+        st.restarts = int(cs.get("restartCount") or 0)
+        if "running" in state:
+            st.value = "running"
+        elif waiting == "CrashLoopBackOff" or (st.restarts >= 2 and "waiting" in state):
+            st.value = "crash-looping"
+        elif "terminated" in state:
+            code = (state.get("terminated") or {}).get("exitCode", 0)
+            st.value = "failed" if code else "stopped"
+        st.detail = (f"pod phase {status.get('phase')}, container "
+                     f"{next(iter(state), 'unknown')}" + (f" ({waiting})" if waiting else "")
+                     + (f", {st.restarts} restarts" if st.restarts else ""))
+        line = int(cs.get("__line__") or 0)
+        st.evidence = [src.cite(line)]
+        st.enabled = True
+        st.enabled_detail = "a pod the cluster runs"
+        return
+    st.detail = "declared in a manifest; whether it runs is not shown here"
+    if replicas is not None:
+        st.enabled = replicas > 0
+        st.enabled_detail = f"replicas: {replicas}"
+        line = int(((obj.get("spec") or {}).get("__keys__") or {}).get("replicas") or 0)
+        st.enabled_evidence = [src.cite(line)] if line else []

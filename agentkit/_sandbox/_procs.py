@@ -1,0 +1,122 @@
+"""``serving_processes``: the processes that run an inference engine, as the kernel shows them
+(``/proc/<pid>``), or a snapshot's capture of them.
+
+The process environment is the ground truth of what is in effect, whatever a unit file or a
+manifest says now. It is also where secrets live, so only variables an investigation needs
+are returned (by name: NCCL, CUDA, the engines' own, a few more), and any whose name says
+key, token, secret or password has its value withheld; everything returned is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from .._tool import ToolContext, ToolError, ToolOutput, tool
+from ._captures import SnapshotError, read_capture
+from ._redact import redact
+
+ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
+_ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
+                        r"HOME|USER|CUDA_VISIBLE_DEVICES|LD_PRELOAD")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
+_MAX_PROCS = 64
+CAPTURE = "processes.json"
+
+
+def _read(path: str, limit: int = 1 << 20) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(limit)
+
+
+def engine_argv(argv: list[str]) -> bool:
+    return any(ENGINE.search(a) for a in argv[:4])
+
+
+def _cgroup_owner(text: str) -> dict[str, str]:
+    """Who started the process, from its cgroup path: a systemd unit, a container, a pod."""
+    for line in text.splitlines():
+        path = line.rsplit(":", 1)[-1]
+        if m := re.search(r"(?:docker|libpod)-([0-9a-f]{12,64})\.scope|/docker/([0-9a-f]{64})",
+                          path):
+            return {"kind": "container", "id": (m.group(1) or m.group(2))[:12]}
+        if m := re.search(r"kubepods.*?pod([0-9a-f_-]{36})", path):
+            return {"kind": "pod", "id": m.group(1).replace("_", "-")}
+        if m := re.search(r"/([^/]+\.service)(?:/|$)", path):
+            return {"kind": "unit", "id": m.group(1)}
+    return {}
+
+
+def _process(pid: int) -> dict[str, Any] | None:
+    base = f"/proc/{pid}"
+    try:
+        argv = [a.decode("utf-8", "replace") for a in _read(f"{base}/cmdline").split(b"\0")]
+    except OSError:
+        return None
+    argv = [a for a in argv if a] if argv and argv[-1] == "" else argv
+    if not argv or not engine_argv(argv):
+        return None
+    info: dict[str, Any] = {"pid": pid, "argv": [redact(a) for a in argv]}
+    try:
+        stat = _read(f"{base}/stat").decode()
+        info["ppid"] = int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        info["ppid"] = None
+    try:
+        info["cwd"] = os.readlink(f"{base}/cwd")
+    except OSError:
+        info["cwd"] = None
+    try:
+        info["started_by"] = _cgroup_owner(_read(f"{base}/cgroup").decode("utf-8", "replace"))
+    except OSError:
+        info["started_by"] = {}
+    try:
+        raw = _read(f"{base}/environ", 4 << 20).split(b"\0")
+        env = {}
+        for item in raw:
+            name, eq, value = item.decode("utf-8", "replace").partition("=")
+            if eq and _ENV_NAMES.fullmatch(name):
+                env[name] = "[withheld]" if _SECRET_NAME.search(name) else redact(value)
+        info["env"], info["env_readable"] = env, True
+    except OSError as exc:  # another user's process: the environment is theirs
+        info["env"], info["env_readable"] = {}, False
+        info["env_error"] = exc.strerror or str(exc)
+    return info
+
+
+def list_live() -> list[dict[str, Any]]:
+    found = []
+    for name in sorted(os.listdir("/proc"), key=lambda n: (len(n), n)):
+        if name.isdigit():
+            proc = _process(int(name))
+            if proc is not None:
+                found.append(proc)
+                if len(found) >= _MAX_PROCS:
+                    break
+    return found
+
+
+@tool
+def serving_processes(ctx: ToolContext) -> ToolOutput:
+    """Processes running vLLM, SGLang or TensorRT-LLM: argv, the environment variables that
+    matter (NCCL_*, CUDA_*, the engine's own; secrets withheld), cwd, parent, and what started
+    each (systemd unit, container, pod)."""
+    if ctx.host.is_live:
+        procs, source = list_live(), "live /proc"
+    else:
+        manifest = ctx.host.snapshot
+        if manifest is None or not manifest.processes:
+            raise ToolError("the root is a snapshot without a capture of serving processes")
+        try:
+            procs = json.loads(read_capture(ctx.host.root, manifest.processes))
+        except (SnapshotError, ValueError) as exc:
+            raise ToolError(f"the snapshot's process capture cannot be read: {exc}") from None
+        if not isinstance(procs, list):
+            raise ToolError("the snapshot's process capture must be a JSON list")
+        source = f"snapshot {manifest.captured_at}".strip()
+    text = json.dumps(procs, indent=1, sort_keys=True)
+    ev = ctx.evidence("command", f"serving processes ({source})", text[:400], text)
+    return ToolOutput(data={"processes": procs, "source": source, "evidence_id": ev.id},
+                      evidence=[ev])

@@ -1,0 +1,131 @@
+"""Argument rules for the container and cluster CLIs (docker, podman, kubectl): listing and
+inspecting only.
+
+Global options that reach another daemon or cluster (``-H``/``--host``, ``--context``,
+``--url``, ``--server``, ``--token``, ``--as``) are refused by not being listed; so are every
+subcommand that changes state, ``exec``/``run``/``cp`` (they run or copy), ``logs -f`` (never
+ends) and ``kubectl get secrets`` (credentials).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._rules import Checked, Refused
+
+_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,127}")
+_JSON = {"{{json .}}", "json", "{{ json . }}"}
+
+
+def _container_cli(program: str, args: list[str]) -> Checked:
+    if not args:
+        raise Refused(f"{program} needs one of: ps, inspect, logs")
+    sub, rest = args[0], args[1:]
+    if sub == "ps":
+        _options(program, sub, rest, flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
+                 valued={"--format": lambda v: v in _JSON}, operands=0)
+    elif sub == "inspect":
+        _options(program, sub, rest, flags=set(),
+                 valued={"--type": lambda v: v in ("container", "image")}, operands=64)
+    elif sub == "logs":
+        _options(program, sub, rest, flags={"-t", "--timestamps"},
+                 valued={"--tail": lambda v: v.isdigit(), "-n": lambda v: v.isdigit(),
+                         "--since": lambda v: re.fullmatch(r"[\w:.+-]{1,40}", v) is not None},
+                 operands=1)
+    else:
+        raise Refused(f"{program} subcommand {sub!r} is not allowed (ps, inspect, logs)")
+    return Checked([program, *args], env={"DOCKER_CLI_HINTS": "false"})
+
+
+def _options(program: str, sub: str, args: list[str], flags: set[str],
+             valued: dict[str, object], operands: int) -> None:
+    seen = 0
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        name, eq, value = a.partition("=")
+        if a in flags:
+            continue
+        if name in valued:
+            if not eq:
+                if i >= len(args):
+                    raise Refused(f"{program} {sub} {name} needs a value")
+                value = args[i]
+                i += 1
+            check = valued[name]
+            if not callable(check) or not check(value):
+                raise Refused(f"{program} {sub} {name} {value!r} is not allowed")
+            continue
+        if a.startswith("-"):
+            raise Refused(f"{program} {sub}: option {a!r} is not allowed")
+        if not _NAME.fullmatch(a):
+            raise Refused(f"{program} {sub}: {a!r} is not a container name or id")
+        seen += 1
+        if seen > operands:
+            raise Refused(f"{program} {sub} takes at most {operands} names")
+
+
+def docker(args: list[str]) -> Checked:
+    return _container_cli("docker", args)
+
+
+def podman(args: list[str]) -> Checked:
+    return _container_cli("podman", args)
+
+
+# Kinds an investigation reads; never secrets.
+KUBE_KINDS = frozenset({"pods", "pod", "deployments", "deployment", "deploy", "statefulsets",
+                        "statefulset", "sts", "daemonsets", "daemonset", "ds", "configmaps",
+                        "configmap", "cm", "nodes", "node", "replicasets", "rs", "jobs"})
+KUBECONFIGS = re.compile(r"/etc/kubernetes/admin\.conf|/root/\.kube/config|"
+                         r"/home/[\w.-]+/\.kube/config|/etc/rancher/k3s/k3s\.yaml")
+
+
+def kubectl(argv: list[str]) -> Checked:
+    rest = argv
+    while rest and rest[0].startswith("--kubeconfig="):  # a global option before the verb
+        if not KUBECONFIGS.fullmatch(rest[0].split("=", 1)[1]):
+            raise Refused(f"kubectl {rest[0]!r}: only the standard kubeconfig locations")
+        rest = rest[1:]
+    if rest[:1] != ["get"]:
+        raise Refused("kubectl: only `get KINDS -o json` is allowed")
+    kinds: list[str] = []
+    output = False
+    args = rest
+    i = 1
+    while i < len(args):
+        a = args[i]
+        i += 1
+        name, eq, value = a.partition("=")
+        if a in ("-A", "--all-namespaces"):
+            continue
+        if name in ("-o", "--output"):
+            value = value if eq else (args[i] if i < len(args) else "")
+            i += 0 if eq else 1
+            if value != "json":
+                raise Refused("kubectl get: only -o json is allowed")
+            output = True
+        elif a == "-ojson":
+            output = True
+        elif name in ("-n", "--namespace", "-l", "--selector"):
+            value = value if eq else (args[i] if i < len(args) else "")
+            i += 0 if eq else 1
+            if not re.fullmatch(r"[\w.,=!/-]{1,253}", value):
+                raise Refused(f"kubectl get {name} {value!r} is not allowed")
+        elif name == "--kubeconfig":
+            value = value if eq else (args[i] if i < len(args) else "")
+            i += 0 if eq else 1
+            if not KUBECONFIGS.fullmatch(value):
+                raise Refused(f"kubectl --kubeconfig {value!r}: only the standard locations")
+        elif a.startswith("-"):
+            raise Refused(f"kubectl get: option {a!r} is not allowed")
+        else:
+            for kind in a.split(","):
+                if kind not in KUBE_KINDS:
+                    raise Refused(f"kubectl get {kind!r} is not allowed "
+                                  f"({', '.join(sorted(KUBE_KINDS))})")
+            kinds.append(a)
+    if not kinds or not output:
+        raise Refused("kubectl get needs KINDS and -o json")
+    return Checked(["kubectl", *argv])
