@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from .conftest import REPO
 
@@ -32,3 +33,17 @@ def test_mock_server_scripts_tool_calls_then_the_answer() -> None:
     assert last["tool_calls"][0]["function"]["name"] == "submit_result"
     plain = json.loads(_reply(b'{"role": "tool"}' * 3, 3))["choices"][0]["message"]
     assert plain["content"] == "done"
+
+
+def test_a_big_host_still_finds_its_server_without_reading_every_unit(tmp_path: Path) -> None:
+    # 600 units (more than one listing holds), a tenth of them Python services: the serving
+    # unit is found, and no unit that cannot start an engine is parsed.
+    from benchmarks.host_cost import build
+    from tests.scenarios.runner import investigate
+
+    root = build(tmp_path, units=600, models=5, packages=10)
+    out = investigate(root, "Is NCCL tuned?", ["service-unit"])
+    host = out.results["service-unit"].facts["host"].value
+    assert host["current"] == "vllm-kimi.service"
+    read = {e.locator.split(":")[0] for e in out.results["service-unit"].evidence}
+    assert not [p for p in read if "/svc" in p], sorted(read)  # no other unit was parsed

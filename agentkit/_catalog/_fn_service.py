@@ -32,7 +32,8 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
     ctx.fact("host", {"servers": [s.summary() for s in model.servers],
                       "current": model.current.name if model.current else None,
                       "ambiguous": [s.name for s in model.candidates],
-                      "decision": model.decision}, model.evidence)
+                      "decision": model.decision, "problems": model.problems},
+             model.evidence)
     if model.ambiguous:
         ev = sorted({e for s in model.candidates for e in s.evidence
                      + [x for t in s.tuning.values() for x in t.evidence]})
@@ -40,8 +41,9 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
         raise StepFailed(f"ambiguous: {model.decision}")
     server = model.current
     if server is None:
+        also = f" ({'; '.join(model.problems)})" if model.problems else ""
         raise StepFailed(f"no model server found: nothing starts vLLM, SGLang or TensorRT-LLM "
-                         f"in {'; '.join(model.looked_in)}")
+                         f"in {'; '.join(model.looked_in)}{also}")
     ctx.vars["server"] = server
     ev = list(server.argv_evidence)
     ctx.fact("unit", {"name": server.name, "runtime": server.runtime, "noun": server.noun,

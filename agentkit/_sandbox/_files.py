@@ -14,6 +14,7 @@ from ._redact import redact, redact_env_file
 
 _MAX_LINES = 2000
 _MAX_GLOB = 500
+_MAX_FILES = 5000  # files one grep searches (a unit directory of a big host holds hundreds)
 _MAX_WALK = 20_000
 _BINARY_SNIFF = 8192
 
@@ -150,9 +151,10 @@ def _exists(ctx: ToolContext, host_path: str, rest: list[str]) -> bool:
 def glob(
     ctx: ToolContext,
     pattern: Annotated[str, Field(description="Host glob, e.g. /etc/systemd/system/*.service")],
+    max_results: Annotated[int, Field(ge=1, le=_MAX_FILES)] = _MAX_GLOB,
 ) -> ToolOutput:
     """Find host paths matching a glob pattern (``**`` matches any depth)."""
-    paths, capped = glob_paths(ctx, pattern)
+    paths, capped = glob_paths(ctx, pattern, max_results)
     listing = "\n".join(paths)
     ev = ctx.evidence("listing", f"glob {normalize(pattern)}", listing, listing)
     return ToolOutput(
@@ -174,7 +176,7 @@ def grep(
         regex = re.compile(pattern, re.I if ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
-    files = _grep_targets(ctx, path)
+    files, files_capped = _grep_targets(ctx, path)
     matches: list[dict[str, Any]] = []
     evidence = []
     for host_path in files:
@@ -190,23 +192,26 @@ def grep(
                                 "evidence_id": ev.id})
                 if len(matches) >= max_matches:
                     return ToolOutput(
-                        data={"matches": matches, "capped": True, "files_searched": len(files)},
+                        data={"matches": matches, "capped": True, "files_searched": len(files),
+                              "files_capped": files_capped},
                         evidence=evidence)
     return ToolOutput(
-        data={"matches": matches, "capped": False, "files_searched": len(files)},
+        data={"matches": matches, "capped": False, "files_searched": len(files),
+              "files_capped": files_capped},
         evidence=evidence,
     )
 
 
-def _grep_targets(ctx: ToolContext, path: str) -> list[str]:
+def _grep_targets(ctx: ToolContext, path: str) -> tuple[list[str], bool]:
+    """The files a grep searches, and whether there were more than it searches."""
     if any(c in path for c in "*?["):
-        return glob_paths(ctx, path)[0]
+        return glob_paths(ctx, path, _MAX_FILES)
     try:
         list_entries(ctx.host.root, path)
     except PathRefused:
-        return [normalize(path)]
-    return [p for p in glob_paths(ctx, normalize(path).rstrip("/") + "/**")[0]
-            if _is_file(ctx, p)]
+        return [normalize(path)], False
+    found, capped = glob_paths(ctx, normalize(path).rstrip("/") + "/**", _MAX_FILES)
+    return [p for p in found if _is_file(ctx, p)], capped
 
 
 def _is_file(ctx: ToolContext, host_path: str) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +26,8 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                                     processors=[structlog.processors.add_log_level,
                                                 structlog.dev.ConsoleRenderer(colors=False)])
     starts: dict[str, float] = {}
-    seen: set[tuple[str, str]] = set()
+    kinds: Counter[tuple[str, str]] = Counter()
+    first: dict[tuple[str, str], str] = {}
     mode = {"catalog": True}
 
     def on_event(ev: dict[str, Any]) -> None:
@@ -42,14 +45,16 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                   s=round(ev["ts"] - starts.get(ev["span"], ev["ts"]), 3),
                   tool_calls=r["usage"]["tool_calls"], llm_calls=r["usage"]["llm_calls"])
         elif kind == "tool" and phase == "end" and not data.get("ok"):
-            # Once per distinct refusal: tasks of a run share reads, so they share refusals.
+            # One line per kind of refusal ("X is under /dev, which …" for any X), with a
+            # count at the end: a live host can refuse dozens of paths for the same reason.
             # A recipe expects some (a capture a snapshot lacks): those are not warnings.
-            key = (data["tool"], data.get("error", ""))
-            if key not in seen:
-                seen.add(key)
+            error = str(data.get("error", ""))
+            key = (str(data["tool"]), refusal_kind(error))
+            kinds[key] += 1
+            if kinds[key] == 1:
+                first[key] = error
                 level = log.info if mode["catalog"] else log.warning
-                level("tool refused", task=ev["task"], tool=data["tool"],
-                      error=data.get("error", "")[:200])
+                level("tool refused", task=ev["task"], tool=data["tool"], error=error[:200])
         elif kind == "llm" and phase == "end":
             if "error" in data:
                 log.warning("model call failed", task=ev["task"], step=ev["step"],
@@ -58,6 +63,24 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                 calls = [c["name"] for c in data["response"]["tool_calls"]]
                 log.info("model answered", task=ev["task"], step=ev["step"], calls=calls)
         elif kind == "run" and phase == "end":
+            level = log.info if mode["catalog"] else log.warning
+            for (tool, _), n in sorted(kinds.items()):
+                if n > 1:
+                    level("refused more like it", tool=tool, count=n,
+                          like=first[(tool, _)][:120])
             log.info("run finished", status=data.get("status"))
 
     return on_event
+
+
+_PATHISH = re.compile(r"(?<![\w])/[^\s,;:'\"()]*|`[^`]*`|'[^']*'|\"[^\"]*\"|\d+")
+
+
+def refusal_kind(error: str) -> str:
+    """An error without its particulars (paths, quoted arguments, numbers): refusals of the
+    same kind read the same.
+
+    >>> refusal_kind("/dev/null is under /dev, which the sandbox never reads")
+    '<> is under <>, which the sandbox never reads'
+    """
+    return _PATHISH.sub("<>", error)

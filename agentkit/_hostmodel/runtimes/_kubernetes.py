@@ -90,7 +90,9 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
 
 async def _from_files(ctx: RecipeContext, model: HostModel
                       ) -> list[tuple[dict[str, Any], Source]]:
-    model.looked_in.append("Kubernetes manifests (" + ", ".join(MANIFEST_GLOBS) + ")")
+    model.looked_in.append("Kubernetes manifests (/etc/kubernetes/manifests, "
+                           "/opt/*/{k8s,kubernetes,manifests,deploy}, /srv/*/{k8s,deploy}, "
+                           "/root/*/k8s)")
     listings = await ctx.tools([("glob", {"pattern": g}) for g in MANIFEST_GLOBS])
     files = sorted({p for got in listings for p in (got or {}).get("paths", [])})
     if not files:

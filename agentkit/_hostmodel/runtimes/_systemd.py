@@ -29,7 +29,9 @@ UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/syste
              "/usr/lib/systemd/system", "/lib/systemd/system")
 # A unit is parsed only when an ExecStart line (in it or a drop-in) could start a server:
 # a host has hundreds of units and parsing each was most of a live investigation's cost.
-_CANDIDATE = r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|python|\.sh\b|\bbash\b|\bsh\b|\benv\b)"
+# Python alone is no sign (hundreds of services run python -m something); an engine started by
+# python names its module (python -m vllm.entrypoints…, sglang.launch_server), which matches.
+_CANDIDATE = r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|\.sh\b|\bbash\b|\bsh\b|\benv\b)"
 
 
 # The line that says why a process died: a Python exception or an error message.
@@ -70,23 +72,38 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
     does; a template (``foo@.service``) counts once per instance that is enabled or loaded."""
     names: dict[str, str] = {}
     wanted: set[str] = set()
-    model.looked_in.append("systemd units (" + ", ".join(f"{d}/*.service" for d in UNIT_DIRS)
-                           + ", following start scripts)")
+    model.looked_in.append(f"systemd units ({len(UNIT_DIRS)} unit directories from "
+                           f"{UNIT_DIRS[0]}, following start scripts)")
     # What each directory holds, all at once; then its ExecStart lines, only where it exists.
-    listings = await ctx.tools([("glob", {"pattern": f"{d}/*.service*"}) for d in UNIT_DIRS])
+    listings = await ctx.tools([("glob", {"pattern": f"{d}/*.service*", "max_results": 5000})
+                                for d in UNIT_DIRS])
     present = [d for d, got in zip(UNIT_DIRS, listings, strict=True) if got and got["paths"]]
     for got in listings:  # in UNIT_DIRS order: the first directory holding a name wins
         for p in (got or {}).get("paths", []):
             if p.endswith(".service"):
                 names.setdefault(p.rsplit("/", 1)[-1], p)
-    greps = await ctx.tools([("grep", {"pattern": _CANDIDATE, "path": pattern,
-                                       "max_matches": 1000})
-                             for d in present
-                             for pattern in (f"{d}/*.service", f"{d}/*.service.d/*.conf")])
+    patterns = [p for d in present for p in (f"{d}/*.service", f"{d}/*.service.d/*.conf")]
+    greps = await ctx.tools([("grep", {"pattern": _CANDIDATE, "path": p, "max_matches": 1000})
+                             for p in patterns])
+    for p, got in zip(patterns, greps, strict=True):
+        if (got or {}).get("files_capped"):  # said, never silent: a server may be past it
+            read = (got or {}).get("files_searched")
+            model.problems.append(f"{p} matches more files than one search reads ({read}): "
+                                  "units past those were not searched")
     for result in greps:
         for m in (result or {}).get("matches", []):
             p = m["path"]
             wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else p.rsplit("/", 1)[-1])
+    if any((got or {}).get("capped") for got in listings):
+        # A directory with more units than one listing holds: find each candidate's file
+        # directly, so a large host cannot hide its server behind the cap.
+        model.problems.append("a unit directory holds more files than one listing shows; "
+                              "candidate units were looked up one by one")
+        for name in sorted(wanted - set(names)):
+            hits = await ctx.tools([("glob", {"pattern": f"{d}/{name}"}) for d in UNIT_DIRS])
+            found = [p for got in hits for p in (got or {}).get("paths", [])]
+            if found:
+                names[name] = found[0]  # UNIT_DIRS order: the first directory wins
     out: list[tuple[str, str, str | None]] = []
     for name in sorted(wanted):
         if name not in names:
