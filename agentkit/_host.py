@@ -32,6 +32,9 @@ class Host:
     command_timeout_s: float = 20.0
     output_limit: int = 256 * 1024
     read_limit: int = 512 * 1024
+    # host paths of directories with Kubernetes manifests or Compose files, read besides the
+    # usual places (a deployment repository checked out anywhere)
+    manifest_dirs: tuple[str, ...] = ()
     nvml_reader: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
 
     @classmethod

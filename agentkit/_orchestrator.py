@@ -237,6 +237,8 @@ class Orchestrator:
         self.shared = {}  # what a run's tasks build once (the host model)
         run = self.trace.start("run", data={
             "question": question, "root": self.host.root.path, "mode": self.mode,
+            **({"manifest_dirs": list(self.host.manifest_dirs)}
+               if self.host.manifest_dirs else {}),
             "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),
             "config": self.config})
         try:

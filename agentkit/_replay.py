@@ -156,9 +156,9 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         if not os.path.isdir(where):
             raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
                                     "to re-run the tools against another one")
-        host = Host.at(where)
+        host = Host.at(where, manifest_dirs=tuple(run.get("manifest_dirs") or ()))
     else:  # an exact replay reads nothing, so the recorded root need not exist here
-        host = Host(root=Root(run["root"]))
+        host = Host(root=Root(run["root"]), manifest_dirs=tuple(run.get("manifest_dirs") or ()))
     trace = Trace(trace_out) if trace_out else Trace()
     results: dict[str, TaskResult] = {}
 

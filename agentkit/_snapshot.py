@@ -102,6 +102,11 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
         if _copy(source.root, p, dest, source.read_limit):
             report.files.append(p)
     _write_captures(dest, commands, nvml, hostname or os.uname().nodename, report)
+    if source.manifest_dirs:  # so that the snapshot reads them again, offline
+        manifest_path = dest / CAPTURE_DIR / "snapshot.json"
+        data = json.loads(manifest_path.read_text())
+        data["manifest_dirs"] = list(source.manifest_dirs)
+        manifest_path.write_text(json.dumps(data, indent=2))
     if "list" in procs:  # an empty list is a fact too: no engine process was running
         # what the tool returned: engine processes only, their environment already filtered
         (dest / CAPTURE_DIR / "processes.json").write_text(json.dumps(procs["list"], indent=1))

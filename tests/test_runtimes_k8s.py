@@ -154,3 +154,29 @@ def test_scaled_to_zero_everywhere_is_not_a_current_server(tmp_path: Path) -> No
     host = out.results["service-unit"].facts["host"].value
     assert host["current"] is None and sorted(host["ambiguous"]) == [
         "deployment/vllm-llama", "deployment/vllm-old"]
+
+
+def test_live_host_with_a_manifest_directory_given(tmp_path: Path) -> None:
+    # `agentkit ask … --root / --manifests DIR`: a deployment repository checked out anywhere
+    import os
+    import subprocess
+    import sys
+
+    deploy = tmp_path / "deploy-repo/k8s"
+    deploy.mkdir(parents=True)
+    (deploy / "configmaps.yaml").write_text(CONFIGMAPS)
+    (deploy / "vllm.yaml").write_text(DEPLOYMENTS)
+    trace = tmp_path / "t.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentkit", "ask", "Is NCCL tuned?", "--root", "/",
+         "--manifests", str(deploy), "--json", "-q", "--trace", str(trace)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": os.getcwd()})
+    answer = json.loads(done.stdout)
+    text = json.dumps(answer)
+    assert "deployment/vllm-llama" in text, done.stderr
+    assert "NCCL_PROTO=LL128" in text and "NCCL_P2P_LEVEL=NVL" in text
+    replay = subprocess.run([sys.executable, "-m", "agentkit", "replay", str(trace)],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert replay.returncode == 0, replay.stderr  # the given directory is in the trace

@@ -181,3 +181,24 @@ def test_without_docker_the_answer_names_where_it_looked(tmp_path: Path) -> None
     why = " ".join(r.errors)
     assert "no model server found" in why
     assert "`docker ps` (not available here)" in why and "systemd units (5 unit directories" in why
+
+
+def test_a_snapshot_of_the_live_host_answers_the_same_offline(docker_host: Host,
+                                                              tmp_path: Path) -> None:
+    from agentkit._snapshot import take_snapshot
+
+    snap = tmp_path / "snap"
+    anyio.run(take_snapshot, docker_host, snap)
+    manifest = json.loads((snap / ".agentkit/snapshot.json").read_text())
+    argvs = [c["argv"] for c in manifest["commands"]]
+    assert ["docker", "inspect", "--type", "container", "sglang-dsv3-sglang-1"] in argvs
+    assert "hf_abcdefghijklmnopqrstuvwxyz" not in "".join(
+        p.read_text() for p in (snap / ".agentkit/commands").iterdir())
+    live = investigate(docker_host, "Is NCCL tuned?", ["service-unit", "nccl-env"])
+    offline = investigate(Host.at(snap), "Is NCCL tuned?", ["service-unit", "nccl-env"])
+    for out in (live, offline):
+        assert out.results["service-unit"].facts["host"].value["current"] == \
+            "sglang-dsv3-sglang-1"
+    rows = [{r["name"]: r["value"] for r in o.results["nccl-env"].facts["nccl_tuning"].value}
+            for o in (live, offline)]
+    assert rows[0] == rows[1] == {"NCCL_P2P_LEVEL": "NVL", "NCCL_IB_DISABLE": "1"}

@@ -44,7 +44,8 @@ async def _config_file(ctx: RecipeContext, server: Server) -> None:
     if not parsed:
         server.problems.append(f"--config {path} could not be read: its options are unknown")
         return
-    entries = {e["key"]: e["value"] for e in parsed["entries"] if "." not in e["key"]}
+    entries = {e["key"]: e["value"] for e in parsed["entries"]
+               if "." not in e["key"] or e["key"] == "kv_cache_config.dtype"}
     from_file = config_flags(entries)
     server.flags = {**from_file, **server.flags}
     server.argv_evidence = [*server.argv_evidence,

@@ -31,6 +31,20 @@ SERVE_FLAGS: dict[str, str] = {
     "--attention-backend": "attention_backend",
     "--served-model-name": "served_model_name",
     "--config": "config",
+    # SGLang's other spellings
+    "--dp-size": "data_parallel_size",
+    "--ep-size": "expert_parallel_size",
+    "--expert-parallel-size": "expert_parallel_size",
+    "--enable-dp-attention": "enable_dp_attention!",
+    # TensorRT-LLM's trtllm-serve (click options, underscores)
+    "--tp_size": "tensor_parallel_size",
+    "--tensor_parallel_size": "tensor_parallel_size",
+    "--pp_size": "pipeline_parallel_size",
+    "--pipeline_parallel_size": "pipeline_parallel_size",
+    "--ep_size": "expert_parallel_size",
+    "--moe_expert_parallel_size": "expert_parallel_size",
+    "--backend": "backend",
+    "--extra_llm_api_options": "config",
 }
 
 
@@ -38,6 +52,9 @@ def config_flags(entries: dict[str, object]) -> dict[str, object]:
     """Serving flags from a ``--config`` YAML (vLLM: long option names, dashes or
     underscores), in serve_args keys; a flag that takes no value counts when true."""
     out: dict[str, object] = {}
+    # TensorRT-LLM's extra options YAML: kv_cache_config.dtype is the KV cache dtype
+    if "kv_cache_config.dtype" in entries:
+        out["kv_cache_dtype"] = str(entries["kv_cache_config.dtype"])
     for key, value in entries.items():
         flag = "--" + str(key).replace("_", "-")
         name = SERVE_FLAGS.get(flag)
@@ -86,7 +103,15 @@ def parse_serve_args(argv: list[str]) -> dict[str, Any]:
     given twice keeps its last value, as argparse does."""
     out: dict[str, Any] = {}
     args = argv[1:]
-    if "serve" in args[:3]:
+    at = next((i for i, a in enumerate(argv[:4]) if a.rsplit("/", 1)[-1] == "trtllm-serve"),
+              None)
+    if at is not None:  # trtllm-serve [serve] MODEL …: the model is positional
+        args = argv[at + 1 :]
+        args = args[1:] if args[:1] == ["serve"] else args
+        if args and not args[0].startswith("-"):
+            out["model"] = args[0]
+            args = args[1:]
+    elif "serve" in args[:3]:
         args = args[args.index("serve") + 1 :]
         if args and not args[0].startswith("-"):
             out["model"] = args[0]

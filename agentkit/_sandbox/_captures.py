@@ -43,6 +43,7 @@ class Manifest(BaseModel):
     commands: list[CapturedCommand] = Field(default_factory=list)
     nvml: str | None = None
     processes: str | None = None  # serving processes (argv, filtered env, owner), JSON
+    manifest_dirs: list[str] = Field(default_factory=list)  # given with --manifests
 
 
 class SnapshotError(Exception):

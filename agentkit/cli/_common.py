@@ -12,6 +12,9 @@ from ._errors import CLIError
 def add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", default="/", metavar="DIR",
                    help="directory that stands for the host's / (a snapshot); default: /")
+    p.add_argument("--manifests", action="append", default=None, metavar="DIR",
+                   help="a directory (a host path) holding Kubernetes manifests or Compose "
+                        "files, read besides the usual places (repeatable)")
 
 
 def add_llm(p: argparse.ArgumentParser) -> None:
@@ -45,7 +48,7 @@ def host_from(args: argparse.Namespace) -> Any:
     from .._sandbox._captures import SnapshotError
 
     try:
-        host = Host.at(args.root)
+        host = Host.at(args.root, manifest_dirs=tuple(getattr(args, "manifests", None) or ()))
         _ = host.snapshot
     except FileNotFoundError as exc:
         raise CLIError(str(exc)) from None

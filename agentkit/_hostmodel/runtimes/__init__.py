@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from . import _containers, _kubernetes, _processes, _systemd
+from . import _compose, _containers, _kubernetes, _processes, _systemd
 
 if TYPE_CHECKING:
     from ..._catalog._recipe import RecipeContext
@@ -16,5 +16,6 @@ class Runtime(Protocol):
     async def discover(self, ctx: RecipeContext, model: HostModel) -> list[Server]: ...
 
 
-# Processes last: a process started by a unit or container found before is attached to it.
-RUNTIMES: tuple[Runtime, ...] = (_systemd, _containers, _kubernetes, _processes)
+# Compose files after the containers they may describe; processes last: a process started
+# by a unit or container found before is attached to it.
+RUNTIMES: tuple[Runtime, ...] = (_systemd, _containers, _compose, _kubernetes, _processes)

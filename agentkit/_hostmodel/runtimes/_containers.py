@@ -182,8 +182,10 @@ async def _server(ctx: RecipeContext, cli: str, item: dict[str, Any], out: dict[
                     runtime=runtime, log_argv=logs_argv(cli, name),
                     container_id=str(item.get("Id") or "")[:12])
     if compose:
+        server.compose_project = str(labels.get("com.docker.compose.project", ""))
+        server.compose_service = str(labels.get("com.docker.compose.service", ""))
         server.notes.append(f"started by Docker Compose ({compose}, service "
-                            f"{labels.get('com.docker.compose.service', '?')})")
+                            f"{server.compose_service or '?'})")
     _state(server, item, cite)
     ipc, shm = _host_config(server, item, env)
     if not await follow_command(ctx, server):

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
+from ._given import manifest_dirs
+from ._yaml import load_yaml
 
 if TYPE_CHECKING:
     from ..._catalog._recipe import RecipeContext
@@ -35,22 +35,6 @@ _REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that remembers the line of each mapping and of each of its keys."""
-
-
-def _mapping(loader: _Loader, node: yaml.MappingNode) -> dict[str, Any]:
-    data: dict[str, Any] = {str(k): v for k, v in
-                            loader.construct_mapping(node, deep=True).items()}
-    data["__line__"] = node.start_mark.line + 1
-    data["__keys__"] = {str(k.value): k.start_mark.line + 1 for k, _ in node.value
-                        if isinstance(k, yaml.ScalarNode)}
-    return data
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-
-
 @dataclass
 class Source:
     """Where manifests came from: a file (cited by line) or a kubectl output."""
@@ -62,13 +46,10 @@ class Source:
 def load_documents(text: str) -> list[dict[str, Any]]:
     """The objects in a manifest text (multi-document YAML or JSON; ``List`` flattened)."""
     out: list[dict[str, Any]] = []
-    try:
-        for doc in yaml.load_all(text, Loader=_Loader):  # a SafeLoader
-            if isinstance(doc, dict):
-                out += [i for i in doc.get("items") or [] if isinstance(i, dict)] \
-                    if doc.get("kind", "").endswith("List") else [doc]
-    except yaml.YAMLError:
-        return out
+    for doc in load_yaml(text):
+        if isinstance(doc, dict):
+            out += [i for i in doc.get("items") or [] if isinstance(i, dict)] \
+                if str(doc.get("kind", "")).endswith("List") else [doc]
     return out
 
 
@@ -93,7 +74,12 @@ async def _from_files(ctx: RecipeContext, model: HostModel
     model.looked_in.append("Kubernetes manifests (/etc/kubernetes/manifests, "
                            "/opt/*/{k8s,kubernetes,manifests,deploy}, /srv/*/{k8s,deploy}, "
                            "/root/*/k8s)")
-    listings = await ctx.tools([("glob", {"pattern": g}) for g in MANIFEST_GLOBS])
+    given = [f"{d.rstrip('/')}/{p}" for d in manifest_dirs(ctx)
+             for p in ("*.y*ml", "*/*.y*ml")]
+    if given:
+        model.looked_in.append("the manifest directories given (" +
+                               ", ".join(manifest_dirs(ctx)) + ")")
+    listings = await ctx.tools([("glob", {"pattern": g}) for g in (*MANIFEST_GLOBS, *given)])
     files = sorted({p for got in listings for p in (got or {}).get("paths", [])})
     if not files:
         return []
@@ -202,7 +188,7 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
     values = {k: s.value for k, s in env.items()}
     notes = list(notes)
     if not command:
-        command, why = _image_entrypoint(image)
+        command, why = image_entrypoint(image)
         if why:
             notes.append(why)
     argv = [_expand(a, values) for a in [*command, *args]]
@@ -228,7 +214,7 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
     return server if await follow_command(ctx, server) else None
 
 
-def _image_entrypoint(image: str) -> tuple[list[str], str]:
+def image_entrypoint(image: str) -> tuple[list[str], str]:
     """A container without ``command`` runs its image's entrypoint, which a manifest does
     not show. The engines' official images are known; others are not guessed."""
     if re.search(r"(^|/)vllm-openai(:|@|$)", image):

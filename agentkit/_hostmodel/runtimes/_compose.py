@@ -1,0 +1,229 @@
+"""Docker Compose files on the host: services that would start an inference engine, read
+offline (a snapshot without the container CLI's captures, or a daemon agentkit may not ask).
+
+A service a running or stopped container already shows (found by ``docker``/``podman``
+inspect, whose compose labels name the project and service) is that container: the compose
+file adds nothing. Otherwise the service is declared, not shown running. Compose's own rules:
+``environment`` wins over ``env_file`` (later files win over earlier ones); a list-form
+``environment`` entry without ``=`` takes its value from the shell that ran compose (unknown
+here); a string ``command`` is split like a shell would; an override file in the same
+directory (``compose.override.yaml``) is merged over the main file, ``environment`` by key.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from .._command import follow_command
+from .._engines import engine_of
+from .._model import HostModel, Server, Setting
+from .._state import State
+from ._given import manifest_dirs
+from ._kubernetes import image_entrypoint
+from ._yaml import load_yaml
+
+if TYPE_CHECKING:
+    from ..._catalog._recipe import RecipeContext
+
+_DIRS = ("/opt/*", "/srv/*", "/root/*", "/home/*/*", "/etc/docker/compose/*")
+_NAMES = ("compose.y*ml", "docker-compose.y*ml")
+_OVERRIDES = ("compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
+              "docker-compose.override.yml")
+_ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
+_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
+    model.looked_in.append("Docker Compose files (" + ", ".join(
+        f"{d}/{{compose,docker-compose}}.y*ml" for d in _DIRS[:3]) + ", …)")
+    dirs = (*_DIRS, *(d.rstrip("/") for d in manifest_dirs(ctx)))
+    listings = await ctx.tools([("glob", {"pattern": f"{d}/{n}"}) for d in dirs
+                                for n in _NAMES])
+    files = sorted({p for got in listings for p in (got or {}).get("paths", [])
+                    if not any(p.endswith(o) for o in _OVERRIDES)})
+    shown = {(s.compose_project, s.compose_service) for s in model.servers if s.compose_project}
+    names = {s.name for s in model.servers}
+    out: list[Server] = []
+    for path in files:
+        lines = await ctx.read_lines(path, optional=True)
+        if lines is None or not _ENGINE_WORDS.search("\n".join(lines)):
+            continue
+        docs = load_yaml("\n".join(lines))
+        spec = docs[0] if docs and isinstance(docs[0], dict) else {}
+        project = str(spec.get("name") or posixpath.basename(posixpath.dirname(path)))
+        project = re.sub(r"[^a-z0-9_-]", "", project.lower())
+        services = spec.get("services") or {}
+        override = await _override(ctx, path)
+        for svc, body in sorted((k, v) for k, v in services.items()
+                                if not k.startswith("__") and isinstance(v, dict)):
+            merged = _merge(body, (override or {}).get(svc))
+            name = str(merged.get("container_name") or f"{project}-{svc}-1")
+            if (project, svc) in shown or name in names:
+                continue  # the container itself was inspected: it is the better witness
+            server = await _server(ctx, path, lines, project, svc, name, merged)
+            if server is not None:
+                out.append(server)
+    return out
+
+
+async def _override(ctx: RecipeContext, path: str) -> dict[str, Any] | None:
+    base = posixpath.dirname(path)
+    got = await ctx.tools([("glob", {"pattern": f"{base}/{o}"}) for o in _OVERRIDES])
+    found = [p for g in got for p in (g or {}).get("paths", [])]
+    if not found:
+        return None
+    lines = await ctx.read_lines(found[0], optional=True)
+    docs = load_yaml("\n".join(lines or []))
+    spec = docs[0] if docs and isinstance(docs[0], dict) else {}
+    services = spec.get("services") or {}
+    return services if isinstance(services, dict) else None
+
+
+def _merge(body: dict[str, Any], over: Any) -> dict[str, Any]:
+    if not isinstance(over, dict):
+        return body
+    merged = {**body, **{k: v for k, v in over.items() if not k.startswith("__")}}
+    if "environment" in body and "environment" in over:
+        merged["environment"] = {**_env_map(body["environment"]),
+                                 **_env_map(over["environment"])}
+    return merged
+
+
+def _env_map(env: Any) -> dict[str, Any]:
+    if isinstance(env, dict):
+        return {k: v for k, v in env.items() if not k.startswith("__")}
+    out: dict[str, Any] = {}
+    for item in env if isinstance(env, list) else []:
+        key, eq, value = str(item).partition("=")
+        out[key] = value if eq else None
+    return out
+
+
+def _words(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return value.split()
+    return []
+
+
+async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str, svc: str,
+                  name: str, body: dict[str, Any]) -> Server | None:
+    keys = body.get("__keys__", {})
+
+    def cite(key: str) -> tuple[int, str]:
+        n = int(keys.get(key) or body.get("__line__") or 0)
+        text = lines[n - 1] if 0 < n <= len(lines) else ""
+        return n, ctx.cite("file", f"{path}:{n}", text.strip(), text)
+
+    dotenv = await _dotenv(ctx, posixpath.dirname(path))
+    env, notes = await _environment(ctx, path, lines, body, dotenv)
+    image = str(body.get("image") or "")
+    entry = _words(body.get("entrypoint"))
+    command = [_interpolate(w, dotenv) for w in _words(body.get("command"))]
+    if not entry:
+        entry, why = image_entrypoint(image) if not _starts_engine(command) else ([], "")
+        if why:
+            notes.append(why)
+    line, ev = cite("command" if "command" in keys else "entrypoint")
+    server = Server(name=name, path=path, files=[path], argv=[*entry, *command],
+                    argv_source=path, argv_line=line, argv_evidence=[ev], env=env,
+                    runtime="compose", notes=notes)
+    server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
+                        "was inspected, so whether it runs is not shown")
+    restart = str(body.get("restart") or "no")
+    server.state = State(detail="declared in a compose file; whether it runs is not shown",
+                         enabled=restart in ("always", "unless-stopped"),
+                         enabled_detail=f"restart: {restart}",
+                         enabled_evidence=[cite("restart")[1]] if "restart" in keys else [])
+    _resources(server, body, posixpath.dirname(path))
+    return server if await follow_command(ctx, server) else None
+
+
+def _starts_engine(argv: list[str]) -> bool:
+    return engine_of(argv) is not None or bool(argv and argv[0].rsplit("/", 1)[-1] in
+                                                ("bash", "sh", "python", "python3"))
+
+
+async def _dotenv(ctx: RecipeContext, base: str) -> dict[str, str]:
+    """The project's ``.env``: compose interpolates ``${VAR}`` in the file from it."""
+    parsed = await ctx.tool("parse_config", optional=True, path=f"{base}/.env", format="dotenv")
+    return {e["key"]: str(e["value"]) for e in (parsed or {}).get("entries", [])}
+
+
+def _interpolate(text: str, values: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(3)
+        if name in values:
+            return values[name]
+        return m.group(2) if m.group(2) is not None else m.group(0)
+    return _INTERP.sub(sub, text)
+
+
+async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
+                       dotenv: dict[str, str]) -> tuple[dict[str, Setting], list[str]]:
+    env: dict[str, Setting] = {}
+    notes: list[str] = []
+    base = posixpath.dirname(path)
+    files = body.get("env_file")
+    for item in files if isinstance(files, list) else ([files] if files else []):
+        rel = str(item.get("path") if isinstance(item, dict) else item)
+        full = posixpath.normpath(posixpath.join(base, rel))
+        parsed = await ctx.tool("parse_config", optional=True, path=full, format="dotenv")
+        if parsed is None:
+            notes.append(f"env_file {full} could not be read: its variables are unknown")
+            continue
+        for e in parsed.get("entries", []):
+            env[e["key"]] = Setting(name=e["key"], value=str(e["value"]), source=e["source"],
+                                    line=e["line"], evidence=[e["evidence_id"]],
+                                    origin="compose env_file")
+    raw = body.get("environment")
+    for key, value in _env_map(raw).items():
+        n = _env_line(raw, key, lines)
+        text = lines[n - 1] if 0 < n <= len(lines) else ""
+        ev = ctx.cite("file", f"{path}:{n}", text.strip(), text)
+        if value is None:
+            notes.append(f"{key} takes its value from the shell that ran compose: unknown")
+            env.pop(key, None)
+            continue
+        env[key] = Setting(name=key, value=_interpolate(str(value), dotenv), source=path,
+                           line=n, evidence=[ev], origin="compose environment")
+    return env, notes
+
+
+def _env_line(raw: Any, key: str, lines: list[str]) -> int:
+    if isinstance(raw, dict) and key in raw.get("__keys__", {}):
+        return int(raw["__keys__"][key])
+    start = int(raw.get("__line__", 1)) if isinstance(raw, dict) else 1
+    for n in range(max(start, 1), len(lines) + 1):
+        if re.search(rf"(^|[\s\-\"']){re.escape(key)}\s*[=:]", lines[n - 1]):
+            return n
+    return 0
+
+
+def _resources(server: Server, body: dict[str, Any], base: str) -> None:
+    devices = (((body.get("deploy") or {}).get("resources") or {}).get("reservations")
+               or {}).get("devices") or []
+    for d in devices if isinstance(devices, list) else []:
+        if isinstance(d, dict) and ("gpu" in (d.get("capabilities") or [])
+                                    or d.get("driver") == "nvidia"):
+            ids = d.get("device_ids")
+            server.gpus = (f"GPUs {','.join(map(str, ids))}" if ids else
+                           "all GPUs" if str(d.get("count")) == "all" else
+                           f"{d.get('count')} GPUs")
+    if not server.gpus and body.get("gpus"):
+        server.gpus = f"gpus: {body['gpus']}"
+    for v in body.get("volumes") or []:
+        if isinstance(v, str) and ":" in v:
+            src, dst = v.split(":")[:2]
+            if src.startswith((".", "/", "~")):
+                server.mounts[posixpath.normpath(posixpath.join(base, src))] = dst
+        elif isinstance(v, dict) and v.get("type") == "bind" and v.get("source"):
+            server.mounts[posixpath.normpath(posixpath.join(base, str(v["source"])))] = \
+                str(v.get("target"))
