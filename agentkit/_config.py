@@ -1,7 +1,7 @@
 """Settings: defaults < config file (TOML) < ``AGENTKIT_*`` environment < CLI flags.
 
 The config file is ``--config FILE``, else ``$AGENTKIT_CONFIG``, else
-``~/.config/agentkit/config.toml`` when it exists::
+``$XDG_CONFIG_HOME/agentkit/config.toml`` (``~/.config`` when unset) when it exists::
 
     base_url = "http://127.0.0.1:8000/v1"
     model = "my-model"
@@ -86,7 +86,10 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     path = config_file or env.get("AGENTKIT_CONFIG")
-    default = Path.home() / ".config" / "agentkit" / "config.toml"
+    xdg = env.get("XDG_CONFIG_HOME") or ""
+    # XDG: a relative value is invalid and ignored (Base Directory Specification)
+    base = Path(xdg) if xdg.startswith("/") else Path.home() / ".config"
+    default = base / "agentkit" / "config.toml"
     if path or default.is_file():
         file = Path(path) if path else default
         try:

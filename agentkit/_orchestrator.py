@@ -88,7 +88,10 @@ class Orchestrator:
         self.model = model
         self.mode = mode
         self.config: dict[str, Any] = {}  # recorded in the trace so a replay can rebuild us
-        self.tune_gc = True  # see _gc.py; set False if the host program manages the GC
+        # Off by default: the library leaves process-wide state (the GC thresholds) alone; the
+        # CLI, which owns its process, and an embedder who wants the ~15 % fan-out gain turn it
+        # on (see _gc.py).
+        self.tune_gc = False
         self.cache = ToolCache()
         # Off in an exact replay: every call must be answered from its own task's recording
         # (a cache hit from another task would finish a task the recorded run never did).

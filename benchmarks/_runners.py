@@ -88,6 +88,7 @@ async def agentkit_run(url: str, n: int, k: int) -> dict[str, Any]:
         orch = Orchestrator(planner=None, runner=DefaultRunner(traced),  # type: ignore[arg-type]
                             synthesizer=None, host=Host.at(tmp),  # type: ignore[arg-type]
                             trace=trace, concurrency=n, tools={"echo": echo})
+        orch.tune_gc = True  # as the CLI runs it (the library default leaves the GC alone)
         plan = Plan(question="bench", mode="llm", tasks=[
             TaskSpec(id=f"t{i}", title="fan-out", objective=f"echo {k} times", tools=["echo"])
             for i in range(n)])

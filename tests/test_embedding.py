@@ -243,6 +243,7 @@ def test_gc_thresholds_are_restored_after_a_run() -> None:
 
     async def go() -> None:
         async with Orchestrator.from_env(root=BW) as orch:
+            orch.tune_gc = True  # opted in (the library default leaves the GC alone)
             orch.trace.listen(lambda ev: seen.append(gc.get_threshold())
                               if ev["kind"] == "task" else None)
             await orch.investigate("Is NCCL tuned?")

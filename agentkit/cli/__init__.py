@@ -12,11 +12,21 @@ from ._errors import EXIT_CODES, CLIError
 __all__ = ["main"]
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentkit")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentkit",
         description="Answers questions about ML serving deployments by finding out.",
         epilog="Exit codes: " + "; ".join(f"{c} {w}" for c, w in EXIT_CODES.items()))
+    p.add_argument("--version", action="version", version=f"agentkit {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from . import (
         _ask,

@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("ask", help="investigate a question; the answer goes to stdout",
                        description="Investigate a question about the host and print a cited "
                        "answer. Without a model configured, the task catalog answers.")
-    p.add_argument("question")
+    p.add_argument("question", help='the question; "-" reads it from standard input')
     add_root(p)
     add_llm(p)
     p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from .._planner import PlanError
     from .._trace import Trace
 
-    question = " ".join(args.question.split())
+    raw = sys.stdin.read(_MAX_QUESTION * 4 + 1) if args.question == "-" else args.question
+    question = " ".join(raw.split())
     if not question:
         raise CLIError('the question is empty: ask something, e.g. agentkit ask "Is NCCL '
                        'tuned for this topology?"')
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         trace.listen(progress_logger(warnings_only=args.quiet))
     try:
         orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
+        orch.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
 
         async def go() -> Any:
             async with orch:  # closes the model's connections, on errors too

@@ -21,8 +21,16 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._mcp import build_server
     from ._common import host_from
+    from ._errors import CLIError
+
+    try:
+        from .._mcp import build_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise CLIError("the MCP server needs the mcp extra, which is not installed: "
+                       "pip install 'agentkit[mcp]'") from None
 
     host_from(args)  # a bad --root fails here, with its one-line error
     server = build_server(args.root, allowed_roots=args.allow_root, task_dirs=args.tasks_dir,
