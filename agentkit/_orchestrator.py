@@ -85,6 +85,10 @@ class Orchestrator:
         self.tools = tools if tools is not None else dict(BUILTIN_TOOLS)
         self.executor = executor
         self.templates = catalog
+        if catalog:  # a template naming a tool this orchestrator does not offer fails now
+            from ._catalog._template import check_tools
+
+            check_tools(catalog, list(self.tools))
         self.model = model
         self.mode = mode
         self.config: dict[str, Any] = {}  # recorded in the trace so a replay can rebuild us

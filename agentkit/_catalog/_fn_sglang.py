@@ -26,7 +26,8 @@ SGLANG_FP8_KV: dict[str, tuple[bool, bool, frozenset[int]]] = {
     "flashmla": (False, True, frozenset({9})),
     "cutlass_mla": (False, True, frozenset({10})),
     "trtllm_mla": (False, True, frozenset({10})),
-    "triton": (False, False, frozenset({8, 9, 10, 12})),
+    # Triton with MHA: the current docs table marks FP8 KV supported (an older one did not)
+    "triton": (True, False, frozenset({8, 9, 10, 12})),
     "torch_native": (False, False, frozenset({8, 9, 10, 12})),
     "flex_attention": (False, False, frozenset({8, 9, 10, 12})),
     "fa4": (False, False, frozenset({10})),
@@ -73,10 +74,17 @@ async def sglang_kv(ctx: RecipeContext, target: str) -> dict[str, Any]:
     else:
         verdict, row["why"] = _judge(backend, dtype, mla, major, row["alternatives"])
     flag = ctx.facts.get("kv_cache_dtype")
-    if flag is not None and str(flag.value).startswith("fp8") and verdict == "yes":
+    if flag is not None and str(flag.value).startswith("fp8") and dtype in choices:
+        # It already asks for an FP8 cache: up, the cache is FP8 (however the backend reads
+        # it); failing, the flag is the first suspect.
         state = ctx.facts.get("server_state")
-        up = state is not None and state.value["value"] == "running"
-        verdict = "already-on" if up else "broken"
+        value = state.value["value"] if state is not None else "unknown"
+        if value == "running":
+            row["reads_fp8"] = verdict == "yes"
+            verdict = "already-on"
+        elif value in ("crash-looping", "failed"):
+            verdict = "broken"
+    row.setdefault("reads_fp8", verdict == "yes")
     row["verdict"] = verdict
     ctx.fact("kv_sglang", row, ev + [r["evidence"] for r in row["refusals"]])
     ctx.fact("kv_verdict", verdict, ev)

@@ -110,8 +110,23 @@ def load_template(path: Path) -> TaskTemplate:
     if tpl.name != path.stem:
         raise TemplateError(f"{path}: field 'name' is {tpl.name!r} but the file is named "
                             f"{path.name}; they must match")
+    from . import _check
+
+    found = _check.problems(tpl)
+    if found:
+        raise TemplateError(f"{path}: " + "; ".join(found))
     tpl.source = str(path)
     return tpl
+
+
+def check_tools(catalog: dict[str, TaskTemplate], tools: Sequence[str]) -> None:
+    """Every tool the catalog's templates use is one the orchestrator offers."""
+    from . import _check
+
+    for tpl in catalog.values():
+        found = _check.problems(tpl, tools)
+        if found:
+            raise TemplateError(f"{tpl.source or tpl.name}: " + "; ".join(found))
 
 
 @lru_cache(maxsize=32)

@@ -33,7 +33,7 @@ _NAMES = ("compose.y*ml", "docker-compose.y*ml")
 _OVERRIDES = ("compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
               "docker-compose.override.yml")
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
-_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
@@ -142,6 +142,11 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
                          enabled=restart in ("always", "unless-stopped"),
                          enabled_detail=f"restart: {restart}",
                          enabled_evidence=[cite("restart")[1]] if "restart" in keys else [])
+    profiles = [str(p) for p in body.get("profiles") or []]
+    if profiles:  # `compose up` without --profile does not start it
+        server.state.enabled = False
+        server.state.enabled_detail = (f"in profile {', '.join(profiles)}: started only when "
+                                       "that profile is asked for")
     _resources(server, body, posixpath.dirname(path))
     return server if await follow_command(ctx, server) else None
 
@@ -153,17 +158,42 @@ def _starts_engine(argv: list[str]) -> bool:
 
 async def _dotenv(ctx: RecipeContext, base: str) -> dict[str, str]:
     """The project's ``.env``: compose interpolates ``${VAR}`` in the file from it."""
-    parsed = await ctx.tool("parse_config", optional=True, path=f"{base}/.env", format="dotenv")
-    return {e["key"]: str(e["value"]) for e in (parsed or {}).get("entries", [])}
+    lines = await ctx.read_lines(f"{base}/.env", optional=True)
+    return {k: v for k, v, _ in parse_env_file(lines or [])}
 
 
 def _interpolate(text: str, values: dict[str, str]) -> str:
+    """Compose's interpolation: ``${VAR:-d}`` gives d when VAR is unset or empty,
+    ``${VAR-d}`` only when it is unset; an unknown plain ``${VAR}`` stays as written."""
     def sub(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(3)
-        if name in values:
+        name = m.group(1) or m.group(4)
+        default = m.group(3)
+        if default is not None:
+            if name not in values or (m.group(2) and values[name] == ""):
+                return default
             return values[name]
-        return m.group(2) if m.group(2) is not None else m.group(0)
+        return values.get(name, m.group(0))
     return _INTERP.sub(sub, text)
+
+
+def parse_env_file(lines: list[str]) -> list[tuple[str, str, int]]:
+    """(name, value, line) of a Compose ``.env`` / ``env_file``: ``#`` lines are comments, an
+    unquoted value ends at `` #``, a quoted one at its closing quote, ``export`` is allowed."""
+    out = []
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if value[:1] in ("'", '"'):
+            end = value.find(value[0], 1)
+            value = value[1:end] if end > 0 else value[1:]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
+            out.append((key, value, n))
+    return out
 
 
 async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
@@ -175,14 +205,16 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
     for item in files if isinstance(files, list) else ([files] if files else []):
         rel = str(item.get("path") if isinstance(item, dict) else item)
         full = posixpath.normpath(posixpath.join(base, rel))
-        parsed = await ctx.tool("parse_config", optional=True, path=full, format="dotenv")
-        if parsed is None:
-            notes.append(f"env_file {full} could not be read: its variables are unknown")
+        found = await ctx.read_lines(full, optional=True)
+        if found is None:
+            required = not (isinstance(item, dict) and item.get("required") is False)
+            if required:
+                notes.append(f"env_file {full} could not be read: its variables are unknown")
             continue
-        for e in parsed.get("entries", []):
-            env[e["key"]] = Setting(name=e["key"], value=str(e["value"]), source=e["source"],
-                                    line=e["line"], evidence=[e["evidence_id"]],
-                                    origin="compose env_file")
+        for key, value, n in parse_env_file(found):
+            ev = ctx.cite("file", f"{full}:{n}", found[n - 1].strip(), found[n - 1])
+            env[key] = Setting(name=key, value=value, source=full, line=n, evidence=[ev],
+                               origin="compose env_file")
     raw = body.get("environment")
     for key, value in _env_map(raw).items():
         n = _env_line(raw, key, lines)
