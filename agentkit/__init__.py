@@ -6,53 +6,125 @@
 >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
 """
 
-from ._api import investigate_sync
-from ._config import Settings, load_settings
-from ._events import (
-    AnswerReady,
-    Event,
-    ModelAnswered,
-    PlanReady,
-    TaskFinished,
-    TaskStarted,
-    ToolCalled,
-)
-from ._host import Host
-from ._llm._anthropic import AnthropicModel
-from ._llm._messages import (
-    Message,
-    Model,
-    ModelError,
-    ModelRequest,
-    ModelResponse,
-    ToolCallRequest,
-    ToolSpec,
-)
-from ._llm._openai import OpenAIChatModel
-from ._orchestrator import Limits, Orchestrator
-from ._render import to_markdown
-from ._sandbox._sandbox import Sandbox, ToolCall
-from ._schema import handle_investigate, investigate_tool
-from ._tool import Tool, ToolContext, ToolError, ToolOutput, tool
-from ._trace import Trace
-from ._types import (
-    SCHEMA_VERSION,
-    Answer,
-    Budget,
-    Cell,
-    Citation,
-    Claim,
-    Evidence,
-    Fact,
-    Finding,
-    Plan,
-    Section,
-    SubQuestion,
-    Table,
-    TaskResult,
-    TaskSpec,
-    Usage,
-)
+# The facade is lazy (PEP 562): `import agentkit` costs nothing until a name is used, so the
+# CLI starts fast and can catch an early Ctrl-C; type checkers see the plain imports.
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._api import investigate_sync
+    from ._config import Settings, load_settings
+    from ._events import (
+        AnswerReady,
+        Event,
+        ModelAnswered,
+        PlanReady,
+        TaskFinished,
+        TaskStarted,
+        ToolCalled,
+    )
+    from ._host import Host
+    from ._llm._anthropic import AnthropicModel
+    from ._llm._messages import (
+        Message,
+        Model,
+        ModelError,
+        ModelRequest,
+        ModelResponse,
+        ToolCallRequest,
+        ToolSpec,
+    )
+    from ._llm._openai import OpenAIChatModel
+    from ._orchestrator import Limits, Orchestrator
+    from ._render import to_markdown
+    from ._sandbox._sandbox import Sandbox, ToolCall
+    from ._schema import handle_investigate, investigate_tool
+    from ._tool import Tool, ToolContext, ToolError, ToolOutput, tool
+    from ._trace import Trace
+    from ._types import (
+        SCHEMA_VERSION,
+        Answer,
+        Budget,
+        Cell,
+        Citation,
+        Claim,
+        Evidence,
+        Fact,
+        Finding,
+        Plan,
+        Section,
+        SubQuestion,
+        Table,
+        TaskResult,
+        TaskSpec,
+        Usage,
+    )
+
+_LAZY: dict[str, str] = {
+    "Answer": "._types",
+    "AnswerReady": "._events",
+    "AnthropicModel": "._llm._anthropic",
+    "Budget": "._types",
+    "Cell": "._types",
+    "Citation": "._types",
+    "Claim": "._types",
+    "Event": "._events",
+    "Evidence": "._types",
+    "Fact": "._types",
+    "Finding": "._types",
+    "Host": "._host",
+    "Limits": "._orchestrator",
+    "Message": "._llm._messages",
+    "Model": "._llm._messages",
+    "ModelAnswered": "._events",
+    "ModelError": "._llm._messages",
+    "ModelRequest": "._llm._messages",
+    "ModelResponse": "._llm._messages",
+    "OpenAIChatModel": "._llm._openai",
+    "Orchestrator": "._orchestrator",
+    "Plan": "._types",
+    "PlanReady": "._events",
+    "SCHEMA_VERSION": "._types",
+    "Sandbox": "._sandbox._sandbox",
+    "Section": "._types",
+    "Settings": "._config",
+    "SubQuestion": "._types",
+    "Table": "._types",
+    "TaskFinished": "._events",
+    "TaskResult": "._types",
+    "TaskSpec": "._types",
+    "TaskStarted": "._events",
+    "Tool": "._tool",
+    "ToolCall": "._sandbox._sandbox",
+    "ToolCallRequest": "._llm._messages",
+    "ToolCalled": "._events",
+    "ToolContext": "._tool",
+    "ToolError": "._tool",
+    "ToolOutput": "._tool",
+    "ToolSpec": "._llm._messages",
+    "Trace": "._trace",
+    "Usage": "._types",
+    "handle_investigate": "._schema",
+    "investigate_sync": "._api",
+    "investigate_tool": "._schema",
+    "load_settings": "._config",
+    "to_markdown": "._render",
+    "tool": "._tool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __version__ = "0.1.0"
 

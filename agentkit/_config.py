@@ -15,6 +15,7 @@ The config file is ``--config FILE``, else ``$AGENTKIT_CONFIG``, else
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -50,6 +51,13 @@ class Settings:
     @property
     def llm_configured(self) -> bool:
         return bool(self.base_url and self.model)
+
+    def api_key_source(self) -> str:
+        """Where the API key is read from, for messages: the variable's name, never the key."""
+        if self.api_key_env:
+            return self.api_key_env
+        default = "ANTHROPIC_API_KEY" if self.provider == "anthropic" else "OPENAI_API_KEY"
+        return "AGENTKIT_API_KEY" if os.environ.get("AGENTKIT_API_KEY") else default
 
     def api_key(self) -> str | None:
         if self.api_key_env:
@@ -121,6 +129,10 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
         value = getattr(settings, name)
         if value is not None and value <= 0:
             raise ConfigError(f"{name} must be positive, got {value}")
+    if settings.base_url and not re.fullmatch(r"https?://[^\s/:?#]+(:\d+)?(/\S*)?",
+                                              settings.base_url):
+        raise ConfigError(f"base_url {settings.base_url!r} is not an http(s) URL: give the "
+                          "endpoint's address, e.g. http://127.0.0.1:8000/v1")
     if bool(settings.base_url) != bool(settings.model):
         have, missing = (("base_url", "model") if settings.base_url else ("model", "base_url"))
         raise ConfigError(f"{have} is set but {missing} is not: give both (--base-url and "

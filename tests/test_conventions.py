@@ -120,3 +120,109 @@ def test_an_empty_stdin_question_is_bad_input(bad: str, tmp_path: Path) -> None:
     done = cli("ask", "-", "--root", str(EXAMPLES / "hopper-deepseek"), "-q",
                "--trace", str(tmp_path / "t.jsonl"), stdin=bad)
     assert done.returncode == 2 and "the question is empty" in done.stderr
+
+
+def test_json_mode_prints_an_error_object_on_every_failure(tmp_path: Path) -> None:
+    import json
+
+    cases = [(("ask", "--json"), 2), (("ask", "x", "--root", "/nonexistent", "--json"), 2),
+             (("ask", "What is the weather in Paris?", "--root",
+               str(EXAMPLES / "hopper-deepseek"), "--json", "-q", "--trace",
+               str(tmp_path / "t.jsonl")), 3)]
+    for args, code in cases:
+        done = cli(*args, env={"AGENTKIT_CONFIG": "/dev/null"})
+        assert done.returncode == code, (args, done.stderr)
+        err = json.loads(done.stdout)["error"]
+        assert err["code"] == code and err["message"], args
+
+
+def test_a_base_url_that_is_not_a_url_is_bad_input_at_once(tmp_path: Path) -> None:
+    import time
+
+    t0 = time.monotonic()
+    done = cli("ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "hopper-deepseek"),
+               "--base-url", "not-a-url", "--model", "m", "-q", "--trace",
+               str(tmp_path / "t.jsonl"), env={"AGENTKIT_CONFIG": "/dev/null"})
+    assert done.returncode == 2 and "is not an http(s) URL" in done.stderr
+    assert time.monotonic() - t0 < 5  # no retries against something that is not a server
+
+
+def test_a_refused_key_names_the_variable_it_came_from(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    class Deny(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"error": {"message": "Incorrect API key provided"}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Deny)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = cli("ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "hopper-deepseek"),
+                   "--base-url", f"http://127.0.0.1:{server.server_address[1]}/v1",
+                   "--model", "m", "-q", "--trace", str(tmp_path / "t.jsonl"),
+                   env={"AGENTKIT_CONFIG": "/dev/null", "OPENAI_API_KEY": "sk-wrong-0000",
+                        "AGENTKIT_API_KEY": ""})
+    finally:
+        server.shutdown()
+    assert done.returncode == 4
+    assert "The API key from $OPENAI_API_KEY was refused: set OPENAI_API_KEY" in done.stderr
+    assert "sk-wrong" not in done.stderr
+
+
+@pytest.mark.parametrize("after", [0.05, 0.2, 0.5])
+def test_ctrl_c_early_is_a_clean_exit(after: float, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentkit", "ask", "Is NCCL tuned?", "--root",
+         str(EXAMPLES / "blackwell-kimi"), "-q", "--trace", str(tmp_path / "t.jsonl")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "AGENTKIT_CONFIG": "/dev/null"})
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (0, 130), (proc.returncode, err)  # it may have finished first
+
+
+def test_a_closed_stderr_is_no_traceback() -> None:
+    done = subprocess.run(
+        ["sh", "-c", f"exec 2>&-; exec {sys.executable} -m agentkit ask x --root /nonexistent"],
+        capture_output=False, stdout=subprocess.PIPE, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stdout
+
+
+def test_trace_names_are_unique_and_old_runs_are_pruned(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkit.cli._common import default_trace_path
+
+    tmp_path = tmp_path / "traces"
+    monkeypatch.setenv("AGENTKIT_TRACE_DIR", str(tmp_path))
+    monkeypatch.setenv("AGENTKIT_TRACE_KEEP", "3")
+    names = {default_trace_path() for _ in range(50)}  # all within a second or two
+    assert len(names) == 50
+    for n in sorted(names)[:5]:
+        Path(n).write_text("{}\n")
+    (tmp_path / "notes.txt").write_text("mine")  # not a run trace: never touched
+    default_trace_path()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([*(Path(n).name for n in sorted(names)[3:5]), "notes.txt"])
+
+
+def test_an_unwritable_trace_directory_is_a_one_line_error(tmp_path: Path) -> None:
+    done = cli("ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "hopper-deepseek"), "-q",
+               env={"AGENTKIT_TRACE_DIR": "/proc/no/such/dir", "AGENTKIT_CONFIG": "/dev/null"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "cannot create the trace directory /proc/no/such/dir" in done.stderr

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ._errors import EXIT_CODES, CLIError
 
@@ -49,14 +52,49 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    """Run one command; every failure is a one-line message (and, with ``--json``, a JSON
+    error object on stdout) and an exit code, never a traceback."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in words
     try:
+        args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
         return int(args.func(args) or 0)
     except CLIError as exc:
-        print(f"agentkit: {exc}", file=sys.stderr)
-        return exc.code
+        return _fail(str(exc), exc.code, as_json)
     except KeyboardInterrupt:
-        print("agentkit: interrupted; the trace was closed", file=sys.stderr)
-        return 130
+        return _fail("interrupted; the trace was closed", 130, as_json)
     except BrokenPipeError:
         return 0
+
+
+class _JsonAwareParser:
+    """argparse's own errors (exit 2) as a JSON object too when ``--json`` was given."""
+
+    @staticmethod
+    def wrap(parser: argparse.ArgumentParser, as_json: bool) -> argparse.ArgumentParser:
+        if as_json:
+            def error(message: str) -> NoReturn:
+                raise CLIError(f"{message} (see agentkit --help)")
+            for p in [parser, *_subparsers(parser)]:
+                p.error = error  # type: ignore[method-assign]
+        return parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    out: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += [sub, *_subparsers(sub)]
+    return out
+
+
+def _fail(message: str, code: int, as_json: bool) -> int:
+    if as_json:
+        with contextlib.suppress(OSError):
+            sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}) + "\n")
+            sys.stdout.flush()
+    if sys.stderr is not None:  # None when started with stderr closed
+        with contextlib.suppress(OSError, ValueError):  # nor may a closed pipe turn into a
+            print(f"agentkit: {message}", file=sys.stderr)  # traceback
+    return code

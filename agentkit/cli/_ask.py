@@ -84,6 +84,13 @@ def run(args: argparse.Namespace) -> int:
     except NoMatchingTask as exc:
         raise CLIError(str(exc), 3) from None
     except (ModelError, PlanError) as exc:
+        status = getattr(exc, "status", None)
+        if status in (401, 403):
+            source = settings.api_key_source()
+            had = "is not set" if not settings.api_key() else "was refused"
+            raise CLIError(f"{exc}. The API key from ${source} {had}: set {source} (or name "
+                           "another variable with --api-key-env) to a key this endpoint "
+                           "accepts", 4) from None
         raise CLIError(f"{exc}. Check --base-url/--model (or AGENTKIT_BASE_URL/AGENTKIT_MODEL), "
                        "or run without them for catalog mode", 4) from None
     finally:
