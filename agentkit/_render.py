@@ -1,7 +1,11 @@
-"""Rendering an :class:`Answer` for people: Markdown with numbered citations."""
+"""Rendering an :class:`Answer` for people: Markdown with numbered citations.
+
+Text from hosts is not Markdown: ``/etc/systemd/system/*.service`` must print its asterisk,
+so every text is escaped except what the claim itself puts in backticks (a command line)."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,10 +20,27 @@ def _template() -> jinja2.Template:
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "_templates")),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         autoescape=False)
+    env.filters["md"] = md_escape
     return env.get_template("answer.md.j2")
 
 
-def to_markdown(answer: Answer) -> str:
+# `_` between letters or digits is no emphasis in CommonMark (hidden_size stays as it is);
+# `#` matters only where a line starts.
+_SPECIAL = re.compile(r"[\\*\[\]<>|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|^#")
+
+
+def md_escape(text: str) -> str:
+    """Markdown's special characters escaped, outside `code spans` (kept as written).
+
+    >>> md_escape("/etc/systemd/system/*.service and `vllm serve *`, hidden_size")
+    '/etc/systemd/system/\\\\*.service and `vllm serve *`, hidden_size'
+    """
+    parts = re.split(r"(`[^`\n]*`)", str(text))
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1
+                   else _SPECIAL.sub(lambda m: "\\" + m.group(0), p) for p in parts)
+
+
+def to_markdown(answer: Answer, brief: bool = False) -> str:
     """The answer as Markdown; ``[n]`` marks point into the Evidence list at the end.
 
     >>> from agentkit import Answer, Claim
@@ -32,6 +53,13 @@ def to_markdown(answer: Answer) -> str:
     ## Evidence
     <BLANKLINE>
     """
-    num = {c.id: n for n, c in enumerate(answer.citations, 1)}
-    text = _template().render(a=answer, num=num)
+    citations = answer.citations
+    if brief:  # the bottom line and the table, and only the evidence they cite
+        cited = {e for c in answer.bottom_line for e in c.evidence} | {
+            e for row in (answer.table.rows if answer.table else []) for cell in row
+            for e in cell.evidence}
+        citations = [c for c in citations if c.id in cited]
+    num = {c.id: n for n, c in enumerate(citations, 1)}
+    said = {c.text for c in answer.bottom_line}
+    text = _template().render(a=answer, num=num, citations=citations, brief=brief, said=said)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"

@@ -22,6 +22,8 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
                    "default: $AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.add_argument("--brief", action="store_true",
+                   help="only the bottom line and the table (with the evidence they cite)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no live display: plain log lines on stderr, warnings only")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         trace.close()
         if not args.quiet:
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
-    _print(answer, args.json)
+    _print(answer, args.json, args.brief)
     if not answer.citations and all(s != "ok" for s in answer.tasks.values()):
         why = answer.bottom_line[0].text if answer.bottom_line else "no task found anything"
         hint = ("If the server runs on another machine, snapshot that one with `agentkit "
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(answer: Any, as_json: bool) -> None:
+def _print(answer: Any, as_json: bool, brief: bool = False) -> None:
     from .._render import to_markdown
 
     if as_json:
@@ -118,6 +120,6 @@ def _print(answer: Any, as_json: bool) -> None:
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(to_markdown(answer)))
+        Console().print(Markdown(to_markdown(answer, brief=brief)))
     else:
-        sys.stdout.write(to_markdown(answer))
+        sys.stdout.write(to_markdown(answer, brief=brief))
