@@ -45,6 +45,21 @@ class Timeline:
     answer: dict[str, Any] | None
     notes: list[str]
 
+    @property
+    def outcome(self) -> str:
+        """How the run ended for the person who asked: the run's own status unless it
+        finished, then whether its answer established anything."""
+        if self.status != "ok":
+            return self.status
+        claims = [c.get("text", "") for c in (self.answer or {}).get("bottom_line", [])]
+        if not self.rows or all(r.status not in ("ok", "partial") for r in self.rows) or (
+                claims and all(c.startswith("Not established") for c in claims)):
+            return "finished, nothing established"
+        if any(r.status != "ok" for r in self.rows) or any(
+                c.startswith("Not established") for c in claims):
+            return "finished, partly established"
+        return "finished, answered"
+
 
 def _short(args: Any) -> str:
     text = ", ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, dict) else ""

@@ -13,7 +13,7 @@ def render_show(tf: TraceFile, console: Console | None = None) -> None:
     console = console or Console(highlight=False)
     t = build(tf)
     console.print(f"[bold]{t.question}[/bold]")
-    console.print(f"root {t.root} · {t.mode} mode · {t.status} · {t.duration:.3f} s")
+    console.print(f"root {t.root} · {t.mode} mode · {t.outcome} · {t.duration:.3f} s")
     for note in t.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
     if t.plan:
@@ -25,13 +25,14 @@ def render_show(tf: TraceFile, console: Console | None = None) -> None:
             plan.add_row(task["id"], how, task.get("reason", ""))
         console.print(plan)
     rows = Table(title="Tasks")
-    for col in ("task", "start s", "took s", "status", "model calls", "tool calls", "summary"):
-        rows.add_column(col)
+    for col in ("task", "start s", "took s", "status", "model calls", "tool calls"):
+        rows.add_column(col, no_wrap=True)
+    rows.add_column("summary", ratio=1, overflow="fold")  # as wide as the screen allows
     for r in t.rows:
         took = (r.end if r.end is not None else t.duration) - r.start
         rows.add_row(r.id, f"{r.start:.3f}", f"{took:.3f}", r.status,
                      str(sum(c.kind == "llm" for c in r.calls)),
-                     str(sum(c.kind == "tool" for c in r.calls)), r.summary[:80])
+                     str(sum(c.kind == "tool" for c in r.calls)), r.summary)
     console.print(rows)
     for r in t.rows:
         console.print(f"[bold]{r.id}[/bold]")

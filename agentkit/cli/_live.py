@@ -33,6 +33,7 @@ class LiveProgress:
     console: Console
     tasks: dict[str, _Task] = field(default_factory=dict)
     mode: str = ""
+    phase: str = "planning"  # planning → running tasks → writing the answer
     live: Live | None = None
 
     def __enter__(self) -> LiveProgress:
@@ -55,13 +56,21 @@ class LiveProgress:
             table.add_row(t.id, Text(t.state, style=_STYLE.get(t.state, "")), f"{took:6.2f}s",
                           str(t.steps), str(t.tools), t.tool if t.state == "running" else "")
         done = sum(t.state not in ("queued", "running") for t in self.tasks.values())
-        head = Text(f"{self.mode} mode · {done}/{len(self.tasks)} tasks done", style="bold")
+        if self.phase == "planning":
+            head = Text("planning: choosing the tasks for this question …", style="bold")
+            return Group(head)
+        head = Text(f"{self.mode} mode · {done}/{len(self.tasks)} tasks done"
+                    + (" · writing the answer …" if self.phase == "answering" else ""),
+                    style="bold")
         return Group(head, table)
 
     def __call__(self, ev: dict[str, Any]) -> None:
         kind, phase, data = ev["kind"], ev["phase"], ev["data"]
         task = self.tasks.get(ev.get("task") or "")
+        if kind == "synthesize" and phase == "start":
+            self.phase = "answering"
         if kind == "plan":
+            self.phase = "running"
             self.mode = data["mode"]
             self.tasks = {t["id"]: _Task(t["id"], t["title"]) for t in data["tasks"]}
         elif kind == "task" and task is not None:
