@@ -17,7 +17,9 @@ from typing import IO, Any
 
 import orjson
 
-TRACE_VERSION = 1
+# 2: a task result's evidence already written earlier in the file is a reference
+# ({"ref": id}); readers put the object back (version 1 traces have none).
+TRACE_VERSION = 2
 TRACE_FORMAT = "agentkit-trace"
 _OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
 
@@ -52,6 +54,7 @@ class Trace:
         self.enabled = bool(self._file or self._listeners)
         self.task_spans: dict[str, str] = {}
         self._flush_pending = False
+        self._written: set[str] = set()  # evidence ids written in full to the file
         if self._file is not None:
             from . import __version__
 
@@ -82,10 +85,34 @@ class Trace:
                  "kind": kind, "phase": phase, "span": span, "parent": parent, "task": task,
                  "step": step, "data": data or {}}
         if self._file is not None:
-            self._file.write(_encode(event))
+            self._file.write(_encode(self._once(event)))
             self._schedule_flush()
         for listener in self._listeners:
             listener(event)
+
+    def _once(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The event as written to the file: each evidence object in full the first time,
+        then as ``{"ref": id}`` (every task of a run carries the host model's evidence, and
+        repeating it was most of a trace's size). Listeners get the event whole."""
+        data = event["data"]
+        if event["kind"] == "tool" and event["phase"] == "end":
+            for ev in data.get("evidence") or ():
+                if isinstance(ev, dict) and "id" in ev:
+                    self._written.add(ev["id"])
+            return event
+        result = data.get("result") if event["kind"] == "task" else None
+        if not isinstance(result, dict) or not result.get("evidence"):
+            return event
+        slim = []
+        for ev in result["evidence"]:
+            ident = ev.get("id") if isinstance(ev, dict) else None
+            if ident in self._written:
+                slim.append({"ref": ident})
+            else:
+                slim.append(ev)
+                if ident:
+                    self._written.add(ident)
+        return {**event, "data": {**data, "result": {**result, "evidence": slim}}}
 
     def _schedule_flush(self) -> None:
         # One flush per event-loop tick rather than per event: every event written in a tick

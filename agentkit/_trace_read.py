@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ._trace import TRACE_FORMAT, TRACE_VERSION
 
 # Upgrades from older trace versions, applied in order: {old version: fn(event) -> event}.
-# Version 1 is the first; the table is where version 2 will teach readers about version 1.
-_UPGRADES: dict[int, Any] = {}
+# 1 → 2: version 2 only adds evidence references, which a version 1 trace never holds.
+_UPGRADES: dict[int, Any] = {1: lambda raw: raw}
 
 
 class TraceError(ValueError):
@@ -80,6 +80,7 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
     if ends_clean:
         lines.pop()
     events: list[TraceEvent] = []
+    evidence: dict[str, dict[str, Any]] = {}  # by id, as first written
     trace = TraceFile(name, events)
     for n, line in enumerate(lines, 1):
         last = n == len(lines)
@@ -94,13 +95,39 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
             raise TraceError(name, n, f"not JSON ({exc.msg} at column {exc.colno})") from None
         if n == 1:
             _check_header(name, raw)
-        events.append(_event(name, n, raw))
+        event = _event(name, n, raw)
+        _rehydrate(name, n, event, evidence)
+        events.append(event)
     if not events:
         raise TraceError(name, 1, "empty file: not an agentkit trace")
     if not trace.complete:
         trace.truncated = True
         trace.notes.append("the trace has no end-of-run event: the run was interrupted")
     return trace
+
+
+def _rehydrate(name: str, n: int, event: TraceEvent, seen: dict[str, dict[str, Any]]) -> None:
+    """Evidence written once and referenced after (``{"ref": id}``) is put back whole."""
+    if event.kind == "tool" and event.phase == "end":
+        items = event.data.get("evidence")
+    elif event.kind == "task" and event.phase == "end" and isinstance(
+            event.data.get("result"), dict):
+        items = event.data["result"].get("evidence")
+    else:
+        return
+    if not isinstance(items, list):
+        return
+    for i, ev in enumerate(items):
+        if not isinstance(ev, dict):
+            continue
+        ref = ev.get("ref")
+        if ref is None:
+            if isinstance(ev.get("id"), str):
+                seen.setdefault(ev["id"], ev)
+        elif isinstance(ref, str) and ref in seen:
+            items[i] = seen[ref]
+        else:
+            raise TraceError(name, n, f"evidence {ref!r} is referenced before it is written")
 
 
 def text_line(path: str, offset: int) -> int:

@@ -194,7 +194,9 @@ def test_ctrl_c_early_is_a_clean_exit(after: float, tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert "Traceback" not in err, err
-    assert proc.returncode in (0, 130), (proc.returncode, err)  # it may have finished first
+    # 130, or -2 when asyncio's runner re-delivers SIGINT as it unwinds (a shell shows 130
+    # either way); 0 if it finished first
+    assert proc.returncode in (0, 130, -2), (proc.returncode, err)
 
 
 def test_a_closed_stderr_is_no_traceback() -> None:

@@ -181,7 +181,8 @@ def test_every_message_in_full(tmp_path: Path) -> None:
     assert msg(p) == f"{p}: line 2: not JSON (Expecting property name enclosed in double " \
                      "quotes at column 2)"
     p = write(tmp_path, HEADER, {**RUN_START, "v": 9})
-    assert msg(p) == f"{p}: line 2: trace version 9 is not one this agentkit reads (1 to 1)"
+    assert msg(p) == (f"{p}: line 2: trace version 9 is not one this agentkit reads (1 to "
+                      f"{TRACE_VERSION})")
     bad = json.loads(json.dumps(TOOL_END))
     del bad["data"]["ok"], bad["data"]["evidence"]
     p = write(tmp_path, HEADER, bad)
@@ -201,3 +202,54 @@ def test_a_two_line_trace_whose_last_line_is_cut(tmp_path: Path) -> None:
     assert t.notes[0].startswith("line 2 is cut off")
     t = read_trace(write(tmp_path, HEADER, RUN_START, RUN_END))
     assert t.truncated is False and t.path.endswith("t.jsonl")
+
+
+def test_evidence_is_written_once_and_read_back_whole(tmp_path: Path) -> None:
+    import anyio
+
+    from agentkit import Host, Orchestrator, Trace
+
+    from .conftest import EXAMPLES
+
+    path = tmp_path / "t.jsonl"
+    listened: list[dict[str, Any]] = []
+    trace = Trace(str(path), listener=listened.append)
+    orch = Orchestrator.catalog(Host.at(EXAMPLES / "hopper-deepseek"), trace=trace)
+    anyio.run(orch.investigate, "Do previous optimizations apply? Would fp8 kv help?")
+    trace.close()
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    ends = [e for e in lines if e["kind"] == "task" and e["phase"] == "end"]
+    refs = [ev for e in ends for ev in e["data"]["result"]["evidence"] if "ref" in ev]
+    assert refs  # the shared host-model evidence is referenced, not repeated
+    whole = {ev["id"] for e in lines if e["kind"] == "tool" and e["phase"] == "end"
+             for ev in e["data"].get("evidence", [])}
+    whole |= {ev["id"] for e in ends for ev in e["data"]["result"]["evidence"] if "id" in ev}
+    assert all(r["ref"] in whole for r in refs)
+    back = {e.task: e.data["result"] for e in read_trace(str(path)).events
+            if e.kind == "task" and e.phase == "end"}
+    heard = {e["task"]: e["data"]["result"] for e in listened
+             if e["kind"] == "task" and e["phase"] == "end"}
+    assert back.keys() == heard.keys()
+    for task, result in heard.items():  # what listeners heard is what the reader gives back
+        got = json.loads(json.dumps(back[task], default=str))
+        assert got["evidence"] == json.loads(json.dumps(result, default=str))["evidence"]
+
+
+def test_a_reference_to_evidence_never_written_is_named(tmp_path: Path) -> None:
+    lines = [HEADER, event("run", "start", 1, question="q", root="/", mode="catalog"),
+             {**event("task", "end", 2, result={
+                 "task_id": "t", "status": "ok", "summary": "", "evidence": [{"ref": "Eabc"}]}),
+              "task": "t"}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(TraceError, match="line 3: evidence 'Eabc' is referenced before"):
+        read_trace(str(path))
+
+
+def test_a_version_1_trace_still_reads(tmp_path: Path) -> None:
+    old = [{**e, "v": 1} for e in (HEADER, RUN_START, TOOL_START, TOOL_END)]
+    path = tmp_path / "v1.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in old))
+    got = read_trace(str(path))
+    assert [(e.kind, e.phase) for e in got.events] == [("trace", "event"), ("run", "start"),
+                                                     ("tool", "start"), ("tool", "end")]

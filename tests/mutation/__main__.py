@@ -121,8 +121,6 @@ TARGETS: dict[str, Target] = {
         'with open(name, encoding="UTF-8", errors="strict") as f:': "the same codec",
         'with open(name, encoding="utf-8", errors=None) as f:': "None means strict",
         'with open(name, encoding="utf-8", ) as f:': "strict is the default",
-        "raw = None": "the upgrade loop is empty until a second trace version exists",
-        "raw = _UPGRADES[old](None)": "the upgrade loop is empty until a second version",
     }),
     "replay": Target("agentkit/_replay.py", ["tests/test_replay.py"]),
     "retry": Target("agentkit/_llm/_retry.py", ["tests/test_retry.py"], equivalent={
