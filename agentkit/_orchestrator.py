@@ -7,6 +7,7 @@ replaceable; the catalog (no-LLM) and LLM modes are just different parts.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from ._catalog._template import TaskTemplate
     from ._llm._messages import Model
 
+
+# The library logs through the standard library (an embedder routes "agentkit" like any
+# other logger); it configures no handler: that is the application's choice.
+_log = logging.getLogger("agentkit")
 
 class Limits(BaseModel):
     """Per-call limits on an investigation; ``None`` keeps the configured value.
@@ -240,6 +245,8 @@ class Orchestrator:
     async def _investigate(self, question: str, tasks: Sequence[str] | None,
                            limits: Limits) -> Answer:
         t0 = time.perf_counter()
+        _log.info("investigating %r under %s (%s mode)", question, self.host.root.path,
+                  self.mode)
         self.cache = ToolCache()  # shared by this run's subagents only: the host moves on
         self.shared = {}  # what a run's tasks build once (the host model)
         run = self.trace.start("run", data={
@@ -266,9 +273,12 @@ class Orchestrator:
                                                KeyboardInterrupt) else "error"
             with anyio.CancelScope(shield=True):
                 self.trace.end(run, "run", data={"status": status, "error": repr(exc)})
+            _log.warning("investigation %s: %r", status, exc)
             raise
         self.trace.end(run, "run", data={"status": "ok", "cache_hits": self.cache.hits,
                                          "cache_misses": self.cache.misses})
+        _log.info("answered in %.3f s: %d claims in the bottom line, %d citations",
+                  time.perf_counter() - t0, len(answer.bottom_line), len(answer.citations))
         return answer
 
     async def run_tasks(self, plan: Plan, parent: str | None = None) -> list[TaskResult]:
@@ -322,4 +332,8 @@ class Orchestrator:
         result.usage.wall_s = round(time.perf_counter() - t0, 6)
         result.usage.tool_calls = box.calls
         self.trace.end(span, "task", task=spec.id, data={"result": result.model_dump(mode="json")})
+        if _log.isEnabledFor(logging.INFO):
+            _log.log(logging.INFO if result.status in ("ok", "partial") else logging.WARNING,
+                     "task %s %s in %.3f s: %s", spec.id, result.status, result.usage.wall_s,
+                     result.summary[:200])
         return result

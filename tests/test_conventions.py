@@ -228,3 +228,38 @@ def test_an_unwritable_trace_directory_is_a_one_line_error(tmp_path: Path) -> No
                env={"AGENTKIT_TRACE_DIR": "/proc/no/such/dir", "AGENTKIT_CONFIG": "/dev/null"})
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cannot create the trace directory /proc/no/such/dir" in done.stderr
+
+
+def test_the_library_logs_through_the_standard_library_and_configures_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    root_handlers = list(logging.getLogger().handlers)
+    with caplog.at_level(logging.INFO, logger="agentkit"):
+        orch = Orchestrator.catalog(Host.at(EXAMPLES / "hopper-deepseek"))
+        anyio.run(orch.investigate, "Is NCCL tuned?")
+    ours = [r for r in caplog.records if r.name.startswith("agentkit")]
+    text = [r.getMessage() for r in ours]
+    assert any(t.startswith("investigating 'Is NCCL tuned?'") for t in text)
+    assert any(t.startswith("task nccl-env ok in ") for t in text)
+    assert any(t.startswith("answered in ") for t in text)
+    assert logging.getLogger().handlers == root_handlers  # no handler added for anyone
+    assert logging.getLogger("agentkit").handlers == []
+
+
+def test_shell_completion_knows_the_commands_and_options(tmp_path: Path) -> None:
+    done = cli("completion", "bash")
+    assert done.returncode == 0
+    script = tmp_path / "agentkit.bash"
+    script.write_text(done.stdout)
+    # bash itself: load the script, then ask it to complete `agentkit as` and `agentkit ask --ro`
+    probe = (f"source {script}; "
+             "COMP_WORDS=(agentkit as); COMP_CWORD=1; COMP_LINE='agentkit as'; "
+             "COMP_POINT=${#COMP_LINE}; _shtab_agentkit; echo ${COMPREPLY[@]}; "
+             "COMP_WORDS=(agentkit ask --ro); COMP_CWORD=2; COMP_LINE='agentkit ask --ro'; "
+             "COMP_POINT=${#COMP_LINE}; _shtab_agentkit; echo ${COMPREPLY[@]}")
+    got = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+    lines = got.stdout.splitlines()
+    assert lines[0].split() == ["ask"], got.stderr
+    assert "--root" in lines[1].split(), got.stdout
+    assert cli("completion", "fish").returncode == 2  # not a shell it writes for

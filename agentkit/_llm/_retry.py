@@ -9,6 +9,7 @@ asks for longer than ``max_wait_s`` makes the call fail instead of stalling the 
 from __future__ import annotations
 
 import email.utils
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -48,6 +49,16 @@ def retry_after(headers: httpx.Headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+_log = logging.getLogger("agentkit.llm")
+
+
+def _say_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0.0
+    _log.warning("model call failed (%s); attempt %d, retrying in %.2f s", exc,
+                 state.attempt_number, wait)
 
 
 def error_for_status(status: int, headers: httpx.Headers, text: str) -> ModelError:
@@ -100,6 +111,7 @@ class RetryPolicy:
         async for attempt in AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=wait,
             retry=retry_if_exception(self._retryable), reraise=True,
+            before_sleep=_say_retry,
         ):
             with attempt:
                 return await again()

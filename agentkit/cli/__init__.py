@@ -48,7 +48,20 @@ def _parser() -> argparse.ArgumentParser:
     _schema_cmd.register(sub)
     _mcp_cmd.register(sub)
     _replay_cmd.register(sub)
+    c = sub.add_parser("completion", help="print a shell completion script (bash, zsh, tcsh)",
+                       description="e.g. agentkit completion bash > "
+                       "~/.local/share/bash-completion/completions/agentkit")
+    c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    c.set_defaults(func=lambda args: _completion(p, args.shell))
     return p
+
+
+def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    # shtab writes the script from the parser itself, so it never drifts from the options
+    import shtab
+
+    sys.stdout.write(shtab.complete(parser, shell=shell))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
