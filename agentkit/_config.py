@@ -17,36 +17,90 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 
 class ConfigError(ValueError):
     pass
 
 
-@dataclass
-class Settings:
-    """Everything configurable; see :func:`load_settings` for where values come from.
+# The layers of one load_settings() call: the config file's values and the environment to read
+# (a ContextVar, so concurrent loads in one process never see each other's).
+_FILE: ContextVar[dict[str, Any] | None] = ContextVar("agentkit_config_file", default=None)
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("agentkit_environ", default=None)
+
+
+class _Environ(EnvSettingsSource):
+    """``AGENTKIT_*`` from the environment load_settings() was given (``os.environ`` unless a
+    test or an embedder passes another)."""
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        env = _ENVIRON.get()
+        if env is None:
+            return super()._load_env_vars()
+        return {k.lower(): v for k, v in env.items()}
+
+
+class _File(PydanticBaseSettingsSource):
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return (_FILE.get() or {}).get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_FILE.get() or {})
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Layers, later winning: defaults, the config file (TOML),
+    ``AGENTKIT_*`` variables, then what is passed (CLI flags); see :func:`load_settings`.
 
     >>> Settings(base_url="http://127.0.0.1:8000/v1", model="m").llm_configured
     True
     """
 
+    model_config = SettingsConfigDict(env_prefix="AGENTKIT_", extra="forbid",
+                                      env_ignore_empty=True, validate_default=False)
+
     base_url: str | None = None
     model: str | None = None
-    provider: str = "openai"
+    provider: Literal["openai", "anthropic"] = "openai"
     api_key_env: str | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    concurrency: int = 64
-    max_tasks: int = 8
-    task_deadline_s: float = 300.0
-    max_steps: int = 12
-    task_dirs: list[str] = field(default_factory=list)
-    rps: float | None = None
-    max_in_flight: int | None = None
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=1)
+    concurrency: int = Field(64, ge=1)
+    max_tasks: int = Field(8, ge=1)
+    task_deadline_s: float = Field(300.0, gt=0)
+    max_steps: int = Field(12, ge=1)
+    # a list in TOML, PATH-style (os.pathsep) in a variable or a flag
+    task_dirs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    rps: float | None = Field(None, gt=0)
+    max_in_flight: int | None = Field(None, ge=1)
+
+    @field_validator("task_dirs", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        return [p for p in value.split(os.pathsep) if p] if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
+                                   init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, _Environ(settings_cls), _File(settings_cls))
 
     @property
     def llm_configured(self) -> bool:
@@ -66,23 +120,6 @@ class Settings:
         return os.environ.get("AGENTKIT_API_KEY") or os.environ.get(default)
 
 
-_TYPES = {f.name: f.type for f in fields(Settings)}
-
-
-def _coerce(name: str, value: Any, source: str) -> Any:
-    kind = _TYPES[name]
-    try:
-        if kind in ("int", "int | None"):
-            return int(value)
-        if kind in ("float", "float | None"):
-            return float(value)
-        if kind == "list[str]":
-            return value.split(os.pathsep) if isinstance(value, str) else [str(v) for v in value]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{source}: {name} must be {kind}, got {value!r}") from None
-    return str(value) if value is not None else None
-
-
 def load_settings(config_file: str | None = None, overrides: dict[str, Any] | None = None,
                   environ: dict[str, str] | None = None) -> Settings:
     """Settings from the config file, then ``AGENTKIT_*`` variables, then ``overrides``.
@@ -92,43 +129,34 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
     'my-model'
     """
     env = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
     path = config_file or env.get("AGENTKIT_CONFIG")
     xdg = env.get("XDG_CONFIG_HOME") or ""
     # XDG: a relative value is invalid and ignored (Base Directory Specification)
     base = Path(xdg) if xdg.startswith("/") else Path.home() / ".config"
     default = base / "agentkit" / "config.toml"
+    data: dict[str, Any] = {}
+    file = Path(path) if path else default
     if path or default.is_file():
-        file = Path(path) if path else default
         try:
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ConfigError(f"config file {file}: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {file} is not valid TOML: {exc}") from None
-        for key, value in data.items():
-            if key not in _TYPES:
+        known = set(Settings.model_fields)
+        for key in data:
+            if key not in known:
                 raise ConfigError(f"config file {file}: unknown setting {key!r}; known: "
-                                  f"{', '.join(sorted(_TYPES))}")
-            values[key] = _coerce(key, value, str(file))
-    for name in _TYPES:
-        var = f"AGENTKIT_{name.upper()}"
-        if env.get(var):
-            values[name] = _coerce(name, env[var], var)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            values[key] = _coerce(key, value, f"--{key.replace('_', '-')}")
-    settings = Settings(**values)
-    if settings.provider not in ("openai", "anthropic"):
-        raise ConfigError(f"provider must be 'openai' or 'anthropic', not {settings.provider!r}")
-    for name in ("concurrency", "max_tasks", "max_steps", "max_retries", "max_in_flight"):
-        value = getattr(settings, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"{name} must be at least 1, got {value}")
-    for name in ("timeout_s", "task_deadline_s", "rps"):
-        value = getattr(settings, name)
-        if value is not None and value <= 0:
-            raise ConfigError(f"{name} must be positive, got {value}")
+                                  f"{', '.join(sorted(known))}")
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    tokens = (_FILE.set(data), _ENVIRON.set(env))
+    try:
+        settings = Settings(**given)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, given, env, file)) from None
+    finally:
+        _FILE.reset(tokens[0])
+        _ENVIRON.reset(tokens[1])
     if settings.base_url and not re.fullmatch(r"https?://[^\s/:?#]+(:\d+)?(/\S*)?",
                                               settings.base_url):
         raise ConfigError(f"base_url {settings.base_url!r} is not an http(s) URL: give the "
@@ -139,3 +167,25 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
                           "--model, or AGENTKIT_BASE_URL and AGENTKIT_MODEL) for LLM mode, or "
                           "neither for catalog mode")
     return settings
+
+
+def _explain(exc: ValidationError, given: dict[str, Any], env: Mapping[str, str],
+             file: Path) -> str:
+    """The first problem, said with where the value came from (flag, variable or file)."""
+    err = exc.errors()[0]
+    name = str(err["loc"][0]) if err["loc"] else "?"
+    if name in given:
+        source = f"--{name.replace('_', '-')}"
+    elif env.get(f"AGENTKIT_{name.upper()}"):
+        source = f"AGENTKIT_{name.upper()}"
+    else:
+        source = f"config file {file}"
+    kind = err["type"]
+    if kind == "literal_error":
+        return f"{source}: provider must be 'openai' or 'anthropic', not {err['input']!r}"
+    if kind.endswith("_parsing") or kind.endswith("_type"):
+        return f"{source}: {name} must be {kind.split('_')[0]}, got {err['input']!r}"
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = "at least 1" if kind == "greater_than_equal" else "positive"
+        return f"{source}: {name} must be {bound}, got {err['input']!r}"
+    return f"{source}: {name}: {err['msg']}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +42,21 @@ def test_bad_config(tmp_path: Path, text: str, words: str) -> None:
     cfg.write_text(text)
     with pytest.raises(ConfigError, match=words):
         load_settings(str(cfg), environ={})
+
+
+@pytest.mark.parametrize("where,says", [
+    ({"env": {"AGENTKIT_CONCURRENCY": "0"}},
+     "AGENTKIT_CONCURRENCY: concurrency must be at least 1"),
+    ({"flags": {"timeout_s": -1.0}}, "--timeout-s: timeout_s must be positive"),
+    ({"env": {"AGENTKIT_PROVIDER": "bedrock"}}, "AGENTKIT_PROVIDER: provider must be 'openai'"),
+    ({"env": {"AGENTKIT_TASK_DIRS": "/a:/b"}}, None),
+])
+def test_a_bad_value_names_where_it_came_from(tmp_path: Path, where: dict[str, Any],
+                                              says: str | None) -> None:
+    env = {"AGENTKIT_CONFIG": "/dev/null", **where.get("env", {})}
+    if says is None:
+        assert load_settings(None, where.get("flags"), environ=env).task_dirs == ["/a", "/b"]
+        return
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, where.get("flags"), environ=env)
+    assert str(err.value).startswith(says), str(err.value)
