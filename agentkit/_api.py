@@ -75,7 +75,8 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
     traced = TracedModel(model, trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
     planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,
-                         budget=budget)
+                         budget=budget, fallback=CatalogPlanner(catalog, max_tasks=max(
+                             settings.max_tasks, 24)))
     return Orchestrator(planner, DefaultRunner(traced, recipes), LLMSynthesizer(traced), host,
                         trace=trace, concurrency=settings.concurrency, tools=all_tools,
                         catalog=catalog, model=model, mode="llm")

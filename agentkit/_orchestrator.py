@@ -263,6 +263,13 @@ class Orchestrator:
             plan = self._limit(plan, limits)
             self.trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
             results = await self.run_tasks(plan, run)
+            rescue = getattr(self.planner, "rescue", None)
+            more = await rescue(question, plan, results) if rescue is not None else None
+            if more is not None:  # the model's tasks found nothing citable: the catalog's too
+                self.trace.emit("plan", parent=run, data=more.model_dump(mode="json"))
+                results += await self.run_tasks(more, run)
+                plan = plan.model_copy(update={"tasks": [*plan.tasks, *more.tasks],
+                                               "notes": [*plan.notes, *more.notes]})
             span = self.trace.start("synthesize", parent=run)
             answer = await self.synthesizer.synthesize(question, plan, results)
             answer.usage = sum((r.usage for r in results), Usage()).add(answer.usage)

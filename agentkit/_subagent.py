@@ -15,6 +15,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._llm._messages import Message, Model, ModelRequest, ToolCallRequest, ToolSpec
+from ._llm._schemas import drop_nulls, restrict_everywhere, strict
 from ._prompts import render, untrusted
 from ._sandbox._sandbox import Sandbox
 from ._types import Fact, Finding, TaskResult, TaskSpec, Usage
@@ -32,10 +33,21 @@ class Submission(BaseModel):
     facts: dict[str, Fact] = Field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
-def submit_spec() -> ToolSpec:
+def submit_spec(seen: list[str] | None = None) -> ToolSpec:
+    """submit_result's arguments; with ``seen`` (the evidence ids this subagent's tools
+    returned so far) a finding may cite only those, and without any the status can only be
+    partial (ok needs cited findings). Facts (any JSON value) are accepted but not offered:
+    a strict schema cannot say "any value"."""
     schema = Submission.model_json_schema()
-    return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", schema)
+    if seen is None:
+        return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", schema)
+    schema["properties"].pop("facts", None)
+    schema["$defs"].pop("Fact", None)
+    restrict_everywhere(schema, "evidence", sorted(seen))
+    if not seen:
+        schema["properties"]["status"]["enum"] = ["partial"]
+    return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", strict(schema),
+                    strict=True)
 
 
 @lru_cache(maxsize=1)
@@ -73,9 +85,10 @@ class Subagent:
         spec = self.spec
         messages = [_system_prompt(), Message.user(render("subagent_task.j2", task=spec))]
         tools = [t.spec() for t in self.box.schemas()]
-        tools.append(submit_spec())
+        tools.append(submit_spec([]))
         repairs = 0
         for step in range(1, spec.budget.max_steps + 1):
+            tools[-1] = submit_spec(sorted(self.box.evidence))  # what it may cite, now
             if self.usage.input_tokens + self.usage.output_tokens > spec.budget.max_tokens:
                 return self._result("failed", f"token budget of {spec.budget.max_tokens} spent",
                                     [f"token budget exhausted after {step - 1} steps"])
@@ -145,7 +158,7 @@ class Subagent:
 
     def _validate(self, call: ToolCallRequest) -> tuple[Submission | None, str]:
         try:
-            sub = Submission.model_validate(call.parsed())
+            sub = Submission.model_validate(drop_nulls(call.parsed()))
         except ValueError as exc:
             if isinstance(exc, ValidationError):
                 detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"

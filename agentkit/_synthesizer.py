@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._citations import evidence_index, finalize, unknown_ids
 from ._llm._messages import Message, Model, ToolSpec
+from ._llm._schemas import drop_nulls, restrict_everywhere, strict
 from ._prompts import render
 from ._submission import ask_for_submission
 from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
@@ -31,44 +32,54 @@ class LLMSynthesizer:
 
     async def synthesize(self, question: str, plan: Plan, results: list[TaskResult]) -> Answer:
         index = evidence_index(results)
-        spec = ToolSpec("submit_answer", "Submit the merged, cited answer.",
-                        _AnswerSubmission.model_json_schema())
+        schema = _AnswerSubmission.model_json_schema()
+        restrict_everywhere(schema, "evidence", sorted(index))  # cite only what tasks saw
+        spec = ToolSpec("submit_answer", "Submit the merged, cited answer.", strict(schema),
+                        strict=True)
         messages = [Message.system(render("synth_system.j2")),
                     Message.user(render("synth_user.j2", question=question, results=results))]
         usage = Usage()
 
         def judge(raw: dict[str, Any]) -> tuple[Answer | None, str]:
-            answer = self._answer(question, raw, results)
+            answer = self._answer(question, raw, results, plan.notes)
             bad = unknown_ids(answer, index)
-            if not bad:
-                return answer, ""
-            return answer, (f"these evidence ids do not exist: {', '.join(bad)}. Valid ids: "
-                            f"{', '.join(sorted(index))}; cite only those")
+            if bad:
+                return answer, (f"these evidence ids do not exist: {', '.join(bad)}. Valid "
+                                f"ids: {', '.join(sorted(index))}; cite only those")
+            bare = [c.text[:60] for c in answer.bottom_line if not c.evidence]
+            if bare and index:
+                return answer, (f"every bottom-line claim must cite the evidence it rests on; "
+                                f"these cite none: {'; '.join(bare)}")
+            return answer, ""
 
         best, _ = await ask_for_submission(
             self.model, messages, spec, task="synthesize", purpose="synthesize",
             tries=self.max_repairs + 1, judge=judge, usage=usage)
-        if best is None:
-            best = self._fallback(question, results)
+        if best is None or (index and not any(c.evidence for c in best.bottom_line)):
+            # no answer, or one that cites nothing: the tasks' own findings, which do
+            best = self._fallback(question, results, plan.notes)
         best.usage = usage
         return finalize(best, index)
 
-    def _answer(self, question: str, raw: dict[str, Any], results: list[TaskResult]) -> Answer:
-        sub = _AnswerSubmission.model_validate(raw)
+    def _answer(self, question: str, raw: dict[str, Any], results: list[TaskResult],
+                plan_notes: list[str] | None = None) -> Answer:
+        sub = _AnswerSubmission.model_validate(drop_nulls(raw))
         failed = [r.task_id for r in results if r.status in ("failed", "timed-out")]
-        notes = [failure_note(r) for r in results if r.status in ("failed", "timed-out")]
+        notes = [*(plan_notes or []),
+                 *[failure_note(r) for r in results if r.status in ("failed", "timed-out")]]
         return Answer(question=question, mode="llm", bottom_line=sub.bottom_line,
                       sections=sub.sections, table=sub.table,
                       tasks={r.task_id: r.status for r in results}, failed_tasks=failed,
                       notes=notes)
 
-    def _fallback(self, question: str, results: list[TaskResult]) -> Answer:
+    def _fallback(self, question: str, results: list[TaskResult],
+                  plan_notes: list[str] | None = None) -> Answer:
         """No valid synthesis: hand over the subagents' own findings, still cited."""
         bottom = [Claim(text=f.claim, evidence=f.evidence) for r in results for f in r.findings]
         if not bottom:
             bottom = [Claim(text="No task established anything that can be cited.")]
         answer = self._answer(question, {"bottom_line": [c.model_dump() for c in bottom]},
-                              results)
+                              results, plan_notes)
         answer.notes.append("the synthesizer gave no valid answer; these are the tasks' own "
                             "findings, unmerged")
         return answer

@@ -91,6 +91,8 @@ class ToolSpec(_Encoded):
     description: str
     parameters: dict[str, Any] = field(hash=False)
     wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # the schema is in strict-mode shape (see _schemas.py): backends that enforce it may
+    strict: bool = field(default=False, compare=False)
 
 
 def _record(m: Message) -> dict[str, Any]:

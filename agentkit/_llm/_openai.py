@@ -27,8 +27,11 @@ def _encode_message(m: Message) -> bytes:
 
 
 def _encode_tool(t: ToolSpec) -> bytes:
-    return orjson.dumps({"type": "function", "function": {
-        "name": t.name, "description": t.description, "parameters": t.parameters}})
+    fn: dict[str, Any] = {"name": t.name, "description": t.description,
+                          "parameters": t.parameters}
+    if t.strict:
+        fn["strict"] = True
+    return orjson.dumps({"type": "function", "function": fn})
 
 
 def _message(m: Message) -> dict[str, Any]:

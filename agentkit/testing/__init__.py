@@ -7,6 +7,8 @@ OpenAI-compatible / Anthropic HTTP servers on 127.0.0.1 that exercise the real c
 
 from ._cassette import cassette
 from ._fake_server import FakeLLMServer, Reply
+from ._schema_model import SchemaFollowingModel
 from ._scripted import ScriptedModel, reply, tool_call
 
-__all__ = ["FakeLLMServer", "Reply", "ScriptedModel", "cassette", "reply", "tool_call"]
+__all__ = ["FakeLLMServer", "Reply", "SchemaFollowingModel", "ScriptedModel", "cassette",
+           "reply", "tool_call"]
