@@ -187,3 +187,29 @@ def test_ctrl_c_cancels_and_closes_the_trace(tmp_path: Path) -> None:
     evs = [json.loads(line) for line in trace.read_text().splitlines()]
     assert evs[-1]["kind"] == "run" and evs[-1]["phase"] == "end"
     assert evs[-1]["data"]["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_llm_mode_runs_on_either_anyio_backend_with_the_default_client(
+        tmp_path: Path, backend: str) -> None:
+    # No http_client given: the default client must work on trio too (aiohttp cannot).
+    import anyio
+
+    from agentkit import Host, load_settings
+    from agentkit._api import build_orchestrator
+
+    root = write_tree(tmp_path / "host", HOST)
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
+        orch = build_orchestrator(settings, Host.at(root))
+
+        async def go() -> Any:
+            async with orch:
+                return await orch.investigate("What NCCL and model settings does this host use?")
+
+        answer = anyio.run(go, backend=backend)
+        peak = server.peak_in_flight
+    assert answer.mode == "llm"
+    assert answer.tasks == {"unit": "ok", "nccl-conf": "ok", "model": "ok"}
+    assert answer.citations and peak >= 3

@@ -119,5 +119,37 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
                          retryable=True) from None
 
 
+class AnyLoopPoster:
+    """The default: aiohttp on asyncio (the fast path), and an httpx client of its own on any
+    other anyio backend (trio), where aiohttp cannot run. Chosen at the first request, in the
+    loop that makes it."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._inner: Poster | None = None
+        self._owned: httpx.AsyncClient | None = None
+
+    def _pick(self) -> Poster:
+        import sniffio
+
+        if sniffio.current_async_library() == "asyncio":
+            return AiohttpPoster(self.timeout_s)
+        self._owned = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s, connect=10.0),
+                                        limits=httpx.Limits(max_connections=MAX_CONNECTIONS))
+        return HttpxPoster(self._owned)
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Reply:
+        if self._inner is None:
+            self._inner = self._pick()
+        return await self._inner.post(url, body, headers)
+
+    async def aclose(self) -> None:
+        if self._inner is not None:
+            await self._inner.aclose()
+        if self._owned is not None:
+            await self._owned.aclose()
+            self._owned = None
+
+
 def make_poster(client: httpx.AsyncClient | None, timeout_s: float) -> Poster:
-    return HttpxPoster(client) if client is not None else AiohttpPoster(timeout_s)
+    return HttpxPoster(client) if client is not None else AnyLoopPoster(timeout_s)
