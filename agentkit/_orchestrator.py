@@ -7,6 +7,7 @@ replaceable; the catalog (no-LLM) and LLM modes are just different parts.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -153,9 +154,13 @@ class Orchestrator:
     async def stream(self, question: str, *, tasks: Sequence[str] | None = None,
                      limits: Limits | None = None) -> AsyncIterator[Event]:
         """Investigate while yielding progress events; the last one carries the answer.
+        To stop early, iterate under ``contextlib.aclosing`` (the generator holds a task
+        group, which must be closed in the task that opened it): the run is cancelled and
+        every span closed.
 
-        >>> async for event in orch.stream("Would an FP8 KV cache help?"):  # doctest: +SKIP
-        ...     print(event.kind)
+        >>> async with aclosing(orch.stream("Would FP8 KV help?")) as events:  # doctest: +SKIP
+        ...     async for event in events:
+        ...         print(event.kind)
         """
         send, receive = anyio.create_memory_object_stream[Event](math.inf)
         translate = EventTranslator()
@@ -163,7 +168,8 @@ class Orchestrator:
         def on_event(ev: dict[str, Any]) -> None:
             out = translate(ev)
             if out is not None:
-                send.send_nowait(out)
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    send.send_nowait(out)  # the consumer may have stopped listening
 
         self.trace.listen(on_event)
         failure: list[BaseException] = []
@@ -176,15 +182,23 @@ class Orchestrator:
             finally:
                 send.close()
 
+        abandoned = False
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
                 async with receive:
-                    async for event in receive:
-                        yield event
+                    try:
+                        async for event in receive:
+                            yield event
+                    except GeneratorExit:
+                        # The consumer stopped early (break under aclosing, aclose, or its
+                        # task was cancelled): cancel the run, whose spans close shielded,
+                        # and finish quietly rather than raise out of the task group.
+                        abandoned = True
+                        tg.cancel_scope.cancel()
         finally:
             self.trace.unlisten(on_event)
-        if failure:
+        if failure and not abandoned:
             raise failure[0]
 
     @classmethod

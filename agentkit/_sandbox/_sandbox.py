@@ -165,6 +165,12 @@ class Sandbox:
                 "tool": name, "index": index, "ok": False, "error": str(exc), "data": {},
                 "cached": False, "evidence": []})
             raise
+        except BaseException:  # cancelled (a deadline, an abandoned stream): close it, shielded
+            with anyio.CancelScope(shield=True):
+                self.trace.end(span, "tool", task=self.task_id, step=step, data={
+                    "tool": name, "index": index, "ok": False, "error": "cancelled",
+                    "data": {}, "cached": False, "evidence": []})
+            raise
         for ev in result.evidence:
             self.add_evidence(ev)
         self.trace.end(span, "tool", task=self.task_id, step=step, data={
