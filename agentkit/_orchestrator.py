@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ._llm._messages import Model
 
 
+_CUT = "cut by the run deadline"
+
 # The library logs through the standard library (an embedder routes "agentkit" like any
 # other logger); it configures no handler: that is the application's choice.
 _log = logging.getLogger("agentkit")
@@ -222,10 +224,9 @@ class Orchestrator:
         call (tasks, steps, tokens, deadline).
         """
         limits = limits or Limits()
-        if limits.deadline_s is None:
-            return await self._investigate(question, tasks, limits)
-        with anyio.fail_after(limits.deadline_s):
-            return await self._investigate(question, tasks, limits)
+        # A run deadline cuts planning and the tasks; what finished is still merged into an
+        # answer (marked as cut), so a deadline gives a partial answer, not a bare error.
+        return await self._investigate(question, tasks, limits)
 
     def plan_from_catalog(self, question: str, names: Sequence[str]) -> Plan:
         """A plan of exactly these catalog tasks (no planner)."""
@@ -270,13 +271,25 @@ class Orchestrator:
             "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),
             "config": self.config})
         try:
+            deadline = (anyio.current_time() + limits.deadline_s
+                        if limits.deadline_s is not None else math.inf)
             if tasks:
                 plan = self.plan_from_catalog(question, tasks)
             else:
-                plan = await self.planner.plan(question)
+                try:
+                    with anyio.fail_after(max(0.0, deadline - anyio.current_time())
+                                          if deadline < math.inf else None):
+                        plan = await self.planner.plan(question)
+                except TimeoutError:
+                    raise TimeoutError(f"the run deadline of {limits.deadline_s:g}s passed while "
+                                       "planning; no task had started") from None
             plan = self._limit(plan, limits)
             self.trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
-            results = await self.run_tasks(plan, run)
+            results = await self.run_tasks(plan, run, deadline=deadline)
+            if any(r.summary == _CUT for r in results):
+                plan.notes.append(f"the run deadline of {limits.deadline_s:g}s cut "
+                                  f"{sum(r.summary == _CUT for r in results)} tasks short; "
+                                  "this answer is from the tasks that finished")
             rescue = getattr(self.planner, "rescue", None)
             more = await rescue(question, plan, results) if rescue is not None else None
             if more is not None:  # the model's tasks found nothing citable: the catalog's too
@@ -302,8 +315,11 @@ class Orchestrator:
                   time.perf_counter() - t0, len(answer.bottom_line), len(answer.citations))
         return answer
 
-    async def run_tasks(self, plan: Plan, parent: str | None = None) -> list[TaskResult]:
-        """Every task concurrently (bounded); a failure or timeout is a result, not a crash."""
+    async def run_tasks(self, plan: Plan, parent: str | None = None, *,
+                        deadline: float = math.inf) -> list[TaskResult]:
+        """Every task concurrently (bounded); a failure or timeout is a result, not a crash.
+        At ``deadline`` (anyio's clock) the tasks still running are cut: each is a timed-out
+        result."""
         results: dict[str, TaskResult] = {}
         limiter = anyio.CapacityLimiter(self.concurrency)
 
@@ -312,13 +328,17 @@ class Orchestrator:
                 results[spec.id] = await self._run_one(spec, parent)
 
         try:
-            with relaxed_gc(self.tune_gc):
+            with relaxed_gc(self.tune_gc), anyio.move_on_after(
+                    deadline - anyio.current_time() if deadline < math.inf else None):
                 async with anyio.create_task_group() as tg:
                     for spec in plan.tasks:
                         tg.start_soon(one, spec)
         except* RunAborted as group:  # one task aborted the run: say why, not "group"
             raise group.exceptions[0] from None
-        return [results[s.id] for s in plan.tasks]
+        return [results.get(s.id) or TaskResult(
+            task_id=s.id, status="timed-out", summary=_CUT,
+            errors=["the run deadline passed before this task finished"])
+            for s in plan.tasks]
 
     async def _run_one(self, spec: TaskSpec, parent: str | None) -> TaskResult:
         span = self.trace.start("task", parent=parent, task=spec.id,
