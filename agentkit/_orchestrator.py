@@ -25,7 +25,7 @@ from ._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._tool import Tool
 from ._trace import Trace
-from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec, Usage
+from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
 
 if TYPE_CHECKING:
     import httpx
@@ -299,7 +299,7 @@ class Orchestrator:
                                                "notes": [*plan.notes, *more.notes]})
             span = self.trace.start("synthesize", parent=run)
             answer = await self.synthesizer.synthesize(question, plan, results)
-            answer.usage = sum((r.usage for r in results), Usage()).add(answer.usage)
+            answer.usage = sum((r.usage for r in results), plan.usage).add(answer.usage)
             answer.usage.wall_s = round(time.perf_counter() - t0, 6)
             self.trace.end(span, "synthesize", data={"answer": answer.model_dump(mode="json")})
         except BaseException as exc:

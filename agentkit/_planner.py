@@ -18,7 +18,7 @@ from ._llm._messages import Message, Model, ToolSpec
 from ._llm._schemas import drop_nulls, restrict, strict
 from ._prompts import render
 from ._submission import ask_for_submission
-from ._types import Budget, Plan, SubQuestion, TaskResult, TaskSpec
+from ._types import Budget, Plan, SubQuestion, TaskResult, TaskSpec, Usage
 
 
 class PlanError(Exception):
@@ -61,10 +61,12 @@ class LLMPlanner:
                                   max_tasks=self.max_tasks)),
             Message.user(render("planner_user.j2", question=question)),
         ]
+        usage = Usage()
         plan, problem = await ask_for_submission(
             self.model, messages, spec, task="plan", purpose="plan", tries=self.max_repairs + 1,
-            judge=lambda raw: (self._validate(question, raw), ""))
+            judge=lambda raw: (self._validate(question, raw), ""), usage=usage)
         if plan is not None:
+            plan.usage = usage
             return plan
         why = f"the model gave no valid plan after {self.max_repairs + 1} tries: {problem}"
         if self.fallback is not None:
@@ -74,7 +76,7 @@ class LLMPlanner:
                 plan = await self.fallback.plan(question)
             except NoMatchingTask:
                 raise PlanError(why) from None
-            plan = plan.model_copy(update={"mode": "llm", "notes": [
+            plan = plan.model_copy(update={"mode": "llm", "usage": usage, "notes": [
                 f"{why[:300]}; the task catalog planned the parts it covers", *plan.notes]})
             return plan
         raise PlanError(why)

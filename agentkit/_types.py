@@ -83,6 +83,7 @@ class Plan(_Model):
     tasks: list[TaskSpec]
     subquestions: list[SubQuestion] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=lambda: Usage())  # what planning cost (model calls)
 
 
 EvidenceKind = Literal["file", "command", "config", "nvml", "listing", "derived"]

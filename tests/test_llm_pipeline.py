@@ -213,3 +213,24 @@ def test_llm_mode_runs_on_either_anyio_backend_with_the_default_client(
     assert answer.mode == "llm"
     assert answer.tasks == {"unit": "ok", "nccl-conf": "ok", "model": "ok"}
     assert answer.citations and peak >= 3
+
+
+def test_the_answer_s_usage_counts_every_model_call_the_planner_s_too(tmp_path: Path) -> None:
+    import anyio
+
+    from agentkit import Host, load_settings
+    from agentkit._api import build_orchestrator
+
+    root = write_tree(tmp_path / "host", HOST)
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
+        orch = build_orchestrator(settings, Host.at(root))
+
+        async def go() -> Any:
+            async with orch:
+                return await orch.investigate("What NCCL and model settings does this host use?")
+
+        answer = anyio.run(go)
+    # 1 plan + 3 subagents × 2 steps + 1 synthesis (the planner's call was left out before)
+    assert answer.usage.llm_calls == 1 + 3 * 2 + 1, answer.usage
