@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import aclosing
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
 
 from ._catalog._template import load_catalog
-from ._orchestrator import Orchestrator
+from ._orchestrator import Limits, Orchestrator
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
 
@@ -26,13 +27,38 @@ def _trace_path() -> str:
     return default_trace_path()
 
 
-async def _events(orch: Orchestrator, question: str, tasks: list[str] | None) -> Any:
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) < 600 else text[:600] + " …"
+
+
+def compact(answer: Any) -> dict[str, Any]:
+    """The answer without its sections and notes, and citations with one short excerpt line:
+    what a calling agent needs, at a fraction of the size (``detail="full"`` for the rest)."""
+    cited = {e for c in answer.bottom_line for e in c.evidence}
+    if answer.table is not None:
+        cited |= {e for row in answer.table.rows for cell in row for e in cell.evidence}
+    return {
+        "question": answer.question, "mode": answer.mode,
+        "bottom_line": [c.model_dump(mode="json") for c in answer.bottom_line],
+        "table": answer.table.model_dump(mode="json") if answer.table else None,
+        "citations": [{"id": c.id, "locator": c.locator,
+                       "excerpt": c.excerpt.split("\n")[0][:160]}
+                      for c in answer.citations if c.id in cited],
+        "tasks": answer.tasks, "failed_tasks": answer.failed_tasks,
+        "usage": answer.usage.model_dump(mode="json"),
+    }
+
+
+async def _events(orch: Orchestrator, question: str, tasks: list[str] | None,
+                  limits: Any = None) -> Any:
     from ._catalog._planner import NoMatchingTask
     from ._orchestrator import UnknownTask
 
     try:
-        async for event in orch.stream(question, tasks=tasks):
-            yield event
+        async with aclosing(orch.stream(question, tasks=tasks, limits=limits)) as events:
+            async for event in events:
+                yield event
     except (UnknownTask, NoMatchingTask) as exc:  # the client's to correct: say why
         raise Refusal(str(exc)) from None
 
@@ -47,30 +73,44 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
 
     @server.tool(name="investigate", description=DESCRIPTION)
     async def investigate(question: str, ctx: Context, root: str | None = None,
-                          tasks: list[str] | None = None) -> dict[str, Any]:
+                          tasks: list[str] | None = None, detail: str = "compact",
+                          max_tasks: int | None = None, max_steps: int | None = None,
+                          deadline_s: float | None = None) -> dict[str, Any]:
+        """``detail``: "compact" (the bottom line, the table and the citations with short
+        excerpts: light in a calling agent's context) or "full" (the whole answer)."""
         chosen = root or default_root
         if not _inside(chosen, allowed):
             raise Refusal(f"root {chosen!r} is not allowed; allowed: {allowed}")
-        trace_path = _trace_path()
+        if detail not in ("compact", "full"):
+            raise Refusal(f"detail must be 'compact' or 'full', not {detail!r}")
         try:
+            limits = Limits(max_tasks=max_tasks, max_steps=max_steps, deadline_s=deadline_s)
+            trace_path = _trace_path()
             orch = Orchestrator.from_env(chosen, trace=trace_path, task_dirs=task_dirs,
                                          **from_env)
-        except (FileNotFoundError, ValueError) as exc:
-            raise Refusal(str(exc)) from None
-        async with orch:
-            answer = None
-            async for event in _events(orch, question, tasks):
-                if event.kind == "plan":
-                    await ctx.report_progress(0, len(event.plan.tasks), "planned: " + ", ".join(
-                        t.id for t in event.plan.tasks))
-                elif event.kind == "task_finished":
-                    await ctx.report_progress(event.done, event.total,
-                                              f"{event.task_id}: {event.status}")
-                elif event.kind == "answer":
-                    answer = event.answer
+        except Exception as exc:  # bad limits, root or config: the client's to correct
+            raise Refusal(_one_line(exc)) from None
+        try:
+            async with orch:
+                answer = None
+                async for event in _events(orch, question, tasks, limits):
+                    if event.kind == "plan":
+                        await ctx.report_progress(0, len(event.plan.tasks), "planned: " +
+                                                  ", ".join(t.id for t in event.plan.tasks))
+                    elif event.kind == "task_finished":
+                        await ctx.report_progress(event.done, event.total,
+                                                  f"{event.task_id}: {event.status}")
+                    elif event.kind == "answer":
+                        answer = event.answer
+        except Refusal:
+            raise
+        except Exception as exc:  # the reason reaches the client, not a server traceback
+            raise Refusal(f"{_one_line(exc)} (trace: {trace_path})") from None
         assert answer is not None
-        return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer),
-                "trace": trace_path}
+        if detail == "full":
+            return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer),
+                    "trace": trace_path}
+        return {"answer": compact(answer), "trace": trace_path}
 
     @server.tool(name="list_tasks", description="The catalog tasks `investigate` can run.")
     def list_tasks() -> dict[str, Any]:

@@ -12,7 +12,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -154,7 +154,7 @@ class Orchestrator:
         self.trace.close()
 
     async def stream(self, question: str, *, tasks: Sequence[str] | None = None,
-                     limits: Limits | None = None) -> AsyncIterator[Event]:
+                     limits: Limits | None = None) -> AsyncGenerator[Event, None]:
         """Investigate while yielding progress events; the last one carries the answer.
         To stop early, iterate under ``contextlib.aclosing`` (the generator holds a task
         group, which must be closed in the task that opened it): the run is cancelled and
@@ -373,8 +373,8 @@ class Orchestrator:
         result.usage.wall_s = round(time.perf_counter() - t0, 6)
         result.usage.tool_calls = box.calls
         self.trace.end(span, "task", task=spec.id, data={"result": result.model_dump(mode="json")})
-        if _log.isEnabledFor(logging.INFO):
-            _log.log(logging.INFO if result.status in ("ok", "partial") else logging.WARNING,
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.log(logging.DEBUG if result.status in ("ok", "partial") else logging.WARNING,
                      "task %s %s in %.3f s: %s", spec.id, result.status, result.usage.wall_s,
                      result.summary[:200])
         return result

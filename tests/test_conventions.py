@@ -235,7 +235,7 @@ def test_the_library_logs_through_the_standard_library_and_configures_nothing(
     import logging
 
     root_handlers = list(logging.getLogger().handlers)
-    with caplog.at_level(logging.INFO, logger="agentkit"):
+    with caplog.at_level(logging.DEBUG, logger="agentkit"):
         orch = Orchestrator.catalog(Host.at(EXAMPLES / "hopper-deepseek"))
         anyio.run(orch.investigate, "Is NCCL tuned?")
     ours = [r for r in caplog.records if r.name.startswith("agentkit")]

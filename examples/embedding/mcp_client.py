@@ -27,7 +27,10 @@ async def main(root: str, question: str) -> None:
                                          progress_callback=progress)
         if result.is_error:
             raise SystemExit(f"investigate failed: {result.content}")
-        print(result.structured_content["markdown"])
+        answer = result.structured_content["answer"]  # compact: bottom line, table, citations
+        for claim in answer["bottom_line"]:
+            print("-", claim["text"])
+        print("trace:", result.structured_content["trace"])
 
 
 if __name__ == "__main__":
