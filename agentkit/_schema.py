@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ._llm._schemas import drop_nulls
 from ._orchestrator import Orchestrator, UnknownTask
 from ._render import to_markdown
 
@@ -31,8 +32,26 @@ class InvestigateArgs(BaseModel):
                                     "planning (see list_tasks).")
 
 
-def _parameters() -> dict[str, Any]:
+def _parameters(strict_shape: bool = False, task_dirs: Sequence[str] = ()) -> dict[str, Any]:
+    """The arguments' schema: task names as an enum of the catalog's templates; in strict
+    shape (OpenAI strict function tools, Anthropic strict tool use) every property required,
+    ``root`` and ``tasks`` nullable, so a model passes null rather than guessing them."""
+    from ._catalog._template import load_catalog
+    from ._llm._schemas import strict
+
     schema = InvestigateArgs.model_json_schema()
+    schema["properties"]["tasks"] = {
+        "anyOf": [{"type": "array", "items": {"type": "string",
+                                              "enum": sorted(load_catalog(list(task_dirs)))}},
+                  {"type": "null"}],
+        "description": "Catalog task names to run instead of planning (see list_tasks)."}
+    if strict_shape:
+        shaped = strict(schema)
+        for name, prop in shaped["properties"].items():  # descriptions help the model
+            desc = InvestigateArgs.model_fields[name].description
+            if desc:
+                prop["description"] = desc
+        return shaped
     schema.pop("title", None)
     for prop in schema["properties"].values():
         prop.pop("title", None)
@@ -43,19 +62,29 @@ def _parameters() -> dict[str, Any]:
     return schema
 
 
-def investigate_tool(format: Literal["openai", "anthropic", "mcp"] = "openai") -> dict[str, Any]:
-    """The ``investigate`` tool's declaration for function calling.
+def investigate_tool(format: Literal["openai", "anthropic", "mcp"] = "openai", *,
+                     strict: bool = False) -> dict[str, Any]:
+    """The ``investigate`` tool's declaration for function calling; ``strict`` gives the
+    strict-mode shape (and ``"strict": true`` for OpenAI).
 
     >>> investigate_tool("anthropic")["input_schema"]["required"]
     ['question']
+    >>> investigate_tool("openai", strict=True)["function"]["parameters"]["required"]
+    ['question', 'root', 'tasks']
     """
-    params = _parameters()
+    params = _parameters(strict)
     if format == "openai":
-        return {"type": "function", "function": {"name": "investigate",
-                                                 "description": DESCRIPTION,
-                                                 "parameters": params}}
+        fn: dict[str, Any] = {"name": "investigate", "description": DESCRIPTION,
+                              "parameters": params}
+        if strict:
+            fn["strict"] = True
+        return {"type": "function", "function": fn}
     if format == "anthropic":
-        return {"name": "investigate", "description": DESCRIPTION, "input_schema": params}
+        out: dict[str, Any] = {"name": "investigate", "description": DESCRIPTION,
+                               "input_schema": params}
+        if strict:
+            out["strict"] = True
+        return out
     return {"name": "investigate", "description": DESCRIPTION, "inputSchema": params}
 
 
@@ -79,7 +108,7 @@ async def handle_investigate(arguments: dict[str, Any] | str, *, root: str = "/"
     """
     try:
         raw = json.loads(arguments) if isinstance(arguments, str) else arguments
-        args = InvestigateArgs.model_validate(raw)
+        args = InvestigateArgs.model_validate(drop_nulls(raw) if isinstance(raw, dict) else raw)
     except (ValueError, ValidationError) as exc:
         return {"error": f"invalid arguments for investigate: {exc}"}
     chosen = args.root or root

@@ -89,3 +89,25 @@ def test_submission_schemas_are_strict_and_name_what_is_valid() -> None:
     assert "read_file" in tools["enum"] and "run_command" in tools["enum"]
     text = json.dumps(answer.parameters)
     assert '"enum": ["E' in text  # evidence ids the tasks returned, and only those
+
+
+def test_the_exported_investigate_tool_in_strict_shape() -> None:
+    import anyio as _anyio
+
+    from agentkit import handle_investigate, investigate_tool
+
+    tool = investigate_tool("openai", strict=True)["function"]
+    params = tool["parameters"]
+    assert tool["strict"] is True
+    for obj in _objects(params):
+        assert obj.get("additionalProperties") is False
+        assert sorted(obj["required"]) == sorted(obj["properties"])
+    tasks = next(o for o in params["properties"]["tasks"]["anyOf"] if o.get("type") == "array")
+    assert "nccl-env" in tasks["items"]["enum"]
+    # what a strict model sends for the optional ones (nulls) is accepted
+    out = _anyio.run(lambda: handle_investigate(
+        {"question": "Is NCCL tuned?", "root": None, "tasks": None},
+        root=str(EXAMPLES / "hopper-deepseek")))
+    assert "answer" in out, out
+    plain = investigate_tool("anthropic")["input_schema"]
+    assert plain["required"] == ["question"]  # the relaxed shape is unchanged

@@ -10,11 +10,13 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("schema", help="print the `investigate` tool schema for function calling")
     p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
+    p.add_argument("--strict", action="store_true",
+                   help="strict-mode shape: every property required, optional ones nullable")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from .._schema import investigate_tool
 
-    print(json.dumps(investigate_tool(args.format), indent=2))
+    print(json.dumps(investigate_tool(args.format, strict=args.strict), indent=2))
     return 0
