@@ -19,6 +19,7 @@ from ._catalog._template import load_catalog
 from ._orchestrator import Limits, Orchestrator
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
+from ._trace import Trace
 
 
 def _trace_path() -> str:
@@ -86,20 +87,26 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
         try:
             limits = Limits(max_tasks=max_tasks, max_steps=max_steps, deadline_s=deadline_s)
             trace_path = _trace_path()
-            orch = Orchestrator.from_env(chosen, trace=trace_path, task_dirs=task_dirs,
-                                         **from_env)
+            orch = Orchestrator.from_env(chosen, trace=Trace(trace_path, exclusive=True),
+                                         task_dirs=task_dirs, **from_env)
         except Exception as exc:  # bad limits, root or config: the client's to correct
             raise Refusal(_one_line(exc)) from None
         try:
             async with orch:
                 answer = None
+                done, total = 0, 0
                 async for event in _events(orch, question, tasks, limits):
                     if event.kind == "plan":
-                        await ctx.report_progress(0, len(event.plan.tasks), "planned: " +
+                        total = len(event.plan.tasks)
+                        await ctx.report_progress(0, total, "planned: " +
                                                   ", ".join(t.id for t in event.plan.tasks))
                     elif event.kind == "task_finished":
+                        done, total = event.done, event.total
                         await ctx.report_progress(event.done, event.total,
                                                   f"{event.task_id}: {event.status}")
+                    elif event.kind == "model_answered":  # a subagent's step: still moving
+                        await ctx.report_progress(done, total, f"{event.task_id} step "
+                                                  f"{event.step}")
                     elif event.kind == "answer":
                         answer = event.answer
         except Refusal:

@@ -291,7 +291,8 @@ class Orchestrator:
                                   f"{sum(r.summary == _CUT for r in results)} tasks short; "
                                   "this answer is from the tasks that finished")
             rescue = getattr(self.planner, "rescue", None)
-            more = await rescue(question, plan, results) if rescue is not None else None
+            more = (await rescue(question, plan, results)
+                    if rescue is not None and anyio.current_time() < deadline else None)
             if more is not None:  # the model's tasks found nothing citable: the catalog's too
                 self.trace.emit("plan", parent=run, data=more.model_dump(mode="json"))
                 results += await self.run_tasks(more, run)

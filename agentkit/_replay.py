@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from ._api import build_orchestrator
 from ._config import Settings
 from ._errors import RunAborted, TaskIncomplete
@@ -48,6 +50,9 @@ class Recording:
         self.tools: dict[tuple[str, int, int], dict[str, Any]] = {}
         self.tool_args: dict[tuple[str, int, int], Any] = {}
         self.results: dict[str, TaskResult] = {}
+        # tasks the recorded run cancelled (a run deadline cut them): their unfinished calls
+        # are never answered in a replay, so the replay's own deadline cuts them the same way
+        self.cut: set[str] = set()
         for e in trace.events:
             task, step = e.task or "", e.step or 0
             if e.kind == "llm" and e.phase == "start":
@@ -60,6 +65,8 @@ class Recording:
                 self.tools[(task, step, e.data["index"])] = e.data
             elif e.kind == "task" and e.phase == "end" and "result" in e.data:
                 self.results[e.task or ""] = TaskResult.model_validate(e.data["result"])
+            elif e.kind == "task" and e.phase == "end" and e.data.get("cancelled"):
+                self.cut.add(e.task or "")
         run = trace.first("run", "start")
         if run is None:
             raise ReplayDiverged(f"{trace.path}: the trace has no run-start event; nothing to "
@@ -86,6 +93,8 @@ class ReplayModel:
         key = (request.task, request.step)
         where = f"task {request.task} step {request.step}"
         data = self.rec.llm.get(key)
+        if data is None and request.task in self.rec.cut:
+            await anyio.sleep_forever()  # it never answered in the recording either
         if data is None:
             raise self.rec.missing(f"{where} (model call)")
         if self.rec.llm_hash.get(key) not in ("", request_hash(request)):
@@ -104,6 +113,8 @@ def replay_executor(recording: Recording) -> Any:
         key = (task, step, index)
         where = f"task {task} step {step} (tool call #{index}, {tool.name})"
         data = recording.tools.get(key)
+        if data is None and task in recording.cut:
+            await anyio.sleep_forever()  # cut by the run deadline in the recording
         if data is None:
             raise recording.missing(where)
         if recording.tool_args.get(key) != (tool.name, args):

@@ -42,10 +42,12 @@ class Trace:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
-                 listener: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 listener: Callable[[dict[str, Any]], None] | None = None, *,
+                 exclusive: bool = False) -> None:
         self._file: IO[bytes] | None = None
         if path is not None:
-            self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
+            # exclusive: a new file or an error, never two writers on one trace
+            self._file = open(path, "xb" if exclusive else "wb")  # noqa: SIM115 - closed in close()
         self._listeners = [listener] if listener else []
         self._seq = itertools.count(1)
         self._span = itertools.count(1)

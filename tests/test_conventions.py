@@ -263,3 +263,13 @@ def test_shell_completion_knows_the_commands_and_options(tmp_path: Path) -> None
     assert lines[0].split() == ["ask"], got.stderr
     assert "--root" in lines[1].split(), got.stdout
     assert cli("completion", "fish").returncode == 2  # not a shell it writes for
+
+
+def test_a_default_named_trace_is_created_exclusively(tmp_path: Path) -> None:
+    from agentkit import Trace
+
+    path = tmp_path / "run.jsonl"
+    Trace(str(path), exclusive=True).close()
+    with pytest.raises(FileExistsError):  # never a second writer on one trace
+        Trace(str(path), exclusive=True)
+    Trace(str(path)).close()  # a path the user gives (--trace FILE) is theirs to overwrite

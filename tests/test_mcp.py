@@ -230,3 +230,32 @@ def test_two_investigations_at_once_write_two_traces_that_replay(tmp_path: Path)
     assert len(paths) == 2
     for p in paths:
         assert main(["replay", p]) == 0
+
+
+def test_progress_reports_each_model_step_in_llm_mode(tmp_path: Path) -> None:
+    from .llm_script import make_script
+
+    root = write_tree(tmp_path / "host", HOST)
+    progress: list[str] = []
+
+    async def go() -> Any:
+        with FakeLLMServer(make_script(["unit", "nccl-conf"])) as server:
+            env = {"AGENTKIT_BASE_URL": server.base_url, "AGENTKIT_MODEL": "fake",
+                   "AGENTKIT_TRACE_DIR": str(tmp_path / "traces"),
+                   "AGENTKIT_CONFIG": "/dev/null"}
+            async with stdio_client(params(root, env)) as (r, w), \
+                    ClientSession(r, w) as session:
+                await session.initialize()
+
+                async def on_progress(done: float, total: float | None, msg: str | None) -> None:
+                    progress.append(msg or "")
+
+                return await session.call_tool(
+                    "investigate", {"question": "What NCCL settings does this host use?"},
+                    progress_callback=on_progress)
+
+    result = anyio.run(go)
+    assert not result.is_error
+    assert "unit step 1" in progress and "nccl-conf step 1" in progress
+    assert progress[0] == "plan step 1"  # the planner's own call, while it plans
+    assert any(p.startswith("planned: ") for p in progress)

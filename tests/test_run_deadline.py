@@ -37,3 +37,32 @@ def test_a_deadline_cuts_the_slow_task_and_answers_from_the_rest(tmp_path: Path)
     evs = [json.loads(x) for x in trace.read_text().splitlines()]
     starts = {e["span"] for e in evs if e["phase"] == "start"}
     assert starts == {e["span"] for e in evs if e["phase"] == "end"}
+
+
+def test_a_deadline_cut_llm_trace_replays(tmp_path: Path) -> None:
+    from agentkit import load_settings
+    from agentkit._api import build_orchestrator
+    from agentkit.cli import main
+    from agentkit.testing import FakeLLMServer
+
+    from .conftest import write_tree
+    from .llm_script import stalling_script
+    from .test_llm_pipeline import HOST
+
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer(stalling_script(["a", "b"], 2.5)) as server:
+        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
+        t = Trace(str(trace))
+        orch = build_orchestrator(settings, Host.at(root), trace=t)
+
+        async def go() -> Any:
+            async with orch:
+                return await orch.investigate("What NCCL settings?",
+                                              limits=Limits(deadline_s=1.0))
+
+        answer = anyio.run(go)
+        t.close()
+    assert answer.tasks == {"a": "timed-out", "b": "timed-out"}  # no rescue past the deadline
+    assert main(["replay", str(trace)]) == 0  # the cut calls stay unanswered in the replay

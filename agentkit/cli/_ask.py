@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     host = host_from(args)
     trace_path = args.trace or default_trace_path()
     try:
-        trace = Trace(trace_path)
+        trace = Trace(trace_path, exclusive=not args.trace)
     except OSError as exc:
         raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
     live = None
