@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from ._types import Answer, Plan, TaskStatus
+from ._types import Answer, Plan, TaskStatus, Usage
 
 
 class PlanReady(BaseModel):
@@ -66,6 +66,8 @@ class ModelAnswered(BaseModel):
     task_id: str
     step: int
     tool_calls: list[str]
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class TaskFinished(BaseModel):
@@ -81,6 +83,7 @@ class TaskFinished(BaseModel):
     summary: str
     done: int
     total: int
+    usage: Usage = Field(default_factory=Usage)  # this task's model calls, tokens and tools
 
 
 class AnswerReady(BaseModel):
@@ -107,8 +110,8 @@ class EventTranslator:
 
     def __call__(self, ev: dict[str, Any]) -> Event | None:
         kind, phase, data = ev["kind"], ev["phase"], ev["data"]
-        if kind == "plan":
-            self.total = len(data["tasks"])
+        if kind == "plan":  # a second plan (the catalog's rescue) adds its tasks
+            self.total += len(data["tasks"])
             return PlanReady(plan=Plan.model_validate(data))
         if kind == "task" and phase == "start":
             return TaskStarted(task_id=ev["task"], title=data.get("title", ""))
@@ -116,13 +119,17 @@ class EventTranslator:
             self.done += 1
             r = data["result"]
             return TaskFinished(task_id=ev["task"], status=r["status"], summary=r["summary"],
-                                done=self.done, total=self.total)
+                                done=self.done, total=self.total,
+                                usage=Usage.model_validate(r.get("usage") or {}))
         if kind == "tool" and phase == "end":
             return ToolCalled(task_id=ev["task"] or "", step=ev["step"] or 0, tool=data["tool"],
                               ok=data["ok"], error=data.get("error", ""))
         if kind == "llm" and phase == "end" and "response" in data:
+            usage = data["response"].get("usage") or {}
             return ModelAnswered(task_id=ev["task"] or "", step=ev["step"] or 0,
-                                 tool_calls=[c["name"] for c in data["response"]["tool_calls"]])
+                                 tool_calls=[c["name"] for c in data["response"]["tool_calls"]],
+                                 input_tokens=int(usage.get("input_tokens", 0)),
+                                 output_tokens=int(usage.get("output_tokens", 0)))
         if kind == "synthesize" and phase == "end":
             return AnswerReady(answer=Answer.model_validate(data["answer"]))
         return None

@@ -234,3 +234,28 @@ def test_the_answer_s_usage_counts_every_model_call_the_planner_s_too(tmp_path: 
         answer = anyio.run(go)
     # 1 plan + 3 subagents × 2 steps + 1 synthesis (the planner's call was left out before)
     assert answer.usage.llm_calls == 1 + 3 * 2 + 1, answer.usage
+
+
+def test_events_carry_usage_per_task_and_per_model_call(tmp_path: Path) -> None:
+    import anyio
+
+    from agentkit import Host, load_settings
+    from agentkit._api import build_orchestrator
+
+    root = write_tree(tmp_path / "host", HOST)
+    with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
+        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
+        orch = build_orchestrator(settings, Host.at(root))
+
+        async def go() -> list[Any]:
+            async with orch:
+                return [e async for e in orch.stream("What NCCL settings does it use?")]
+
+        events = anyio.run(go)
+    finished = [e for e in events if e.kind == "task_finished"]
+    answered = [e for e in events if e.kind == "model_answered"]
+    answer = events[-1].answer
+    assert [e.total for e in finished] == [3, 3, 3] and finished[-1].done == 3
+    assert all(e.usage.llm_calls == 2 for e in finished)  # each subagent: 2 model calls
+    assert sum(e.input_tokens for e in answered) == answer.usage.input_tokens
