@@ -86,8 +86,8 @@ class LLMPlanner:
         """When the model's tasks established nothing that can be cited, the catalog's tasks
         for the question (those not run yet), to run as well; None when they did, or when the
         catalog has nothing for the question."""
-        if self.fallback is None or any(r.evidence for r in results):
-            return None
+        if self.fallback is None or any(f.evidence for r in results for f in r.findings):
+            return None  # something was established, with evidence
         from ._catalog._planner import NoMatchingTask
 
         try:

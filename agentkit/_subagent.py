@@ -15,7 +15,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._llm._messages import Message, Model, ModelRequest, ToolCallRequest, ToolSpec
-from ._llm._schemas import drop_nulls, restrict_everywhere, strict
+from ._llm._schemas import drop_nulls, strict
 from ._prompts import render, untrusted
 from ._sandbox._sandbox import Sandbox
 from ._types import Fact, Finding, TaskResult, TaskSpec, Usage
@@ -37,17 +37,47 @@ def submit_spec(seen: list[str] | None = None) -> ToolSpec:
     """submit_result's arguments; with ``seen`` (the evidence ids this subagent's tools
     returned so far) a finding may cite only those, and without any the status can only be
     partial (ok needs cited findings). Facts (any JSON value) are accepted but not offered:
-    a strict schema cannot say "any value"."""
-    schema = Submission.model_json_schema()
+    a strict schema cannot say "any value". Built per step, so cheap: the strict base is
+    made once and only the path to the evidence enum is copied."""
     if seen is None:
-        return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", schema)
+        return _plain_spec()
+    return _strict_spec(tuple(seen))
+
+
+@lru_cache(maxsize=1)
+def _plain_spec() -> ToolSpec:
+    return ToolSpec(SUBMIT, _SUBMIT_TEXT, Submission.model_json_schema())
+
+
+@lru_cache(maxsize=1)
+def _strict_base() -> dict[str, Any]:
+    schema = Submission.model_json_schema()
     schema["properties"].pop("facts", None)
     schema["$defs"].pop("Fact", None)
-    restrict_everywhere(schema, "evidence", sorted(seen))
-    if not seen:
-        schema["properties"]["status"]["enum"] = ["partial"]
-    return ToolSpec(SUBMIT, "Hand in the task's result. Call once, when done.", strict(schema),
-                    strict=True)
+    return strict(schema)
+
+
+@lru_cache(maxsize=2048)
+def _strict_spec(seen: tuple[str, ...]) -> ToolSpec:
+    base = _strict_base()
+    finding = dict(base["$defs"]["Finding"])
+    props = dict(finding["properties"])
+    if seen:
+        props["evidence"] = {"anyOf": [{"type": "array", "items": {"type": "string",
+                                                                    "enum": list(seen)}},
+                                       {"type": "null"}]}
+        status = base["properties"]["status"]
+    else:  # nothing to cite yet: no evidence to name, and ok (which needs it) not offered
+        props.pop("evidence", None)
+        status = {**base["properties"]["status"], "enum": ["partial"]}
+    finding["properties"] = props
+    finding["required"] = list(props)
+    schema = {**base, "$defs": {**base["$defs"], "Finding": finding},
+              "properties": {**base["properties"], "status": status}}
+    return ToolSpec(SUBMIT, _SUBMIT_TEXT, schema, strict=True)
+
+
+_SUBMIT_TEXT = "Hand in the task's result. Call once, when done."
 
 
 @lru_cache(maxsize=1)
