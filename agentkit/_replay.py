@@ -72,10 +72,19 @@ class Recording:
             raise ReplayDiverged(f"{trace.path}: the trace has no run-start event; nothing to "
                                  "replay")
         self.run = run.data
+        end = trace.first("run", "end")
+        self.status = str(end.data.get("status")) if end else "interrupted"
+        # cut tasks wait for the replay's own deadline only when a deadline cut them in a run
+        # that went on to answer; a run cancelled from outside has nothing to wait for
+        self.deadline_cut = self.status == "ok" and bool(
+            (self.run.get("limits") or {}).get("deadline_s"))
         synth = trace.first("synthesize", "end")
         self.answer = Answer.model_validate(synth.data["answer"]) if synth else None
 
     def missing(self, what: str) -> Exception:
+        if self.status == "cancelled":
+            return NotRecorded(f"{what} is not in the trace: the recorded run was cancelled "
+                               "first")
         if self.trace.truncated:
             return NotRecorded(f"{what} is not in the trace: the recorded run stopped first")
         return ReplayDiverged(f"diverged at {what}: the trace never recorded it")
@@ -93,7 +102,7 @@ class ReplayModel:
         key = (request.task, request.step)
         where = f"task {request.task} step {request.step}"
         data = self.rec.llm.get(key)
-        if data is None and request.task in self.rec.cut:
+        if data is None and request.task in self.rec.cut and self.rec.deadline_cut:
             await anyio.sleep_forever()  # it never answered in the recording either
         if data is None:
             raise self.rec.missing(f"{where} (model call)")
@@ -113,7 +122,7 @@ def replay_executor(recording: Recording) -> Any:
         key = (task, step, index)
         where = f"task {task} step {step} (tool call #{index}, {tool.name})"
         data = recording.tools.get(key)
-        if data is None and task in recording.cut:
+        if data is None and task in recording.cut and recording.deadline_cut:
             await anyio.sleep_forever()  # cut by the run deadline in the recording
         if data is None:
             raise recording.missing(where)

@@ -66,3 +66,33 @@ def test_a_deadline_cut_llm_trace_replays(tmp_path: Path) -> None:
         t.close()
     assert answer.tasks == {"a": "timed-out", "b": "timed-out"}  # no rescue past the deadline
     assert main(["replay", str(trace)]) == 0  # the cut calls stay unanswered in the replay
+
+
+def test_a_cancelled_llm_trace_replays_without_waiting(tmp_path: Path) -> None:
+    from agentkit import load_settings
+    from agentkit._api import build_orchestrator
+    from agentkit.cli import main
+    from agentkit.testing import FakeLLMServer
+
+    from .conftest import write_tree
+    from .llm_script import stalling_script
+    from .test_llm_pipeline import HOST
+
+    root = write_tree(tmp_path / "host", HOST)
+    trace = tmp_path / "t.jsonl"
+    with FakeLLMServer(stalling_script(["a", "b"], 2.0)) as server:
+        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
+        t = Trace(str(trace))
+        orch = build_orchestrator(settings, Host.at(root), trace=t)
+
+        async def go() -> None:
+            async with orch:
+                with anyio.move_on_after(0.5):  # the caller gives up: cancelled from outside
+                    await orch.investigate("What NCCL settings?")
+
+        anyio.run(go)
+        t.close()
+    t0 = time.monotonic()
+    assert main(["replay", str(trace)]) == 0  # says what the recorded run did not finish
+    assert time.monotonic() - t0 < 10  # and never waits for calls that were never answered
