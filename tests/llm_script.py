@@ -88,3 +88,14 @@ def stalling_script(task_ids: list[str], delay_s: float) -> Callable[[dict[str, 
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj)
+
+
+def llm_orchestrator(server: Any, root: Any, trace: Any = None) -> Any:
+    """An LLM-mode orchestrator on ``root`` whose model is the scripted ``server`` (the real
+    OpenAI client and the default transport), with no config file read."""
+    from agentkit import Host, load_settings
+    from agentkit._api import build_orchestrator
+
+    settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
+                             environ={"AGENTKIT_CONFIG": "/dev/null"})
+    return build_orchestrator(settings, Host.at(root), trace=trace)

@@ -195,14 +195,11 @@ def test_llm_mode_runs_on_either_anyio_backend_with_the_default_client(
     # No http_client given: the default client must work on trio too (aiohttp cannot).
     import anyio
 
-    from agentkit import Host, load_settings
-    from agentkit._api import build_orchestrator
+    from .llm_script import llm_orchestrator
 
     root = write_tree(tmp_path / "host", HOST)
     with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
-                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
-        orch = build_orchestrator(settings, Host.at(root))
+        orch = llm_orchestrator(server, root)
 
         async def go() -> Any:
             async with orch:
@@ -218,14 +215,11 @@ def test_llm_mode_runs_on_either_anyio_backend_with_the_default_client(
 def test_the_answer_s_usage_counts_every_model_call_the_planner_s_too(tmp_path: Path) -> None:
     import anyio
 
-    from agentkit import Host, load_settings
-    from agentkit._api import build_orchestrator
+    from .llm_script import llm_orchestrator
 
     root = write_tree(tmp_path / "host", HOST)
     with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
-                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
-        orch = build_orchestrator(settings, Host.at(root))
+        orch = llm_orchestrator(server, root)
 
         async def go() -> Any:
             async with orch:
@@ -239,14 +233,11 @@ def test_the_answer_s_usage_counts_every_model_call_the_planner_s_too(tmp_path: 
 def test_events_carry_usage_per_task_and_per_model_call(tmp_path: Path) -> None:
     import anyio
 
-    from agentkit import Host, load_settings
-    from agentkit._api import build_orchestrator
+    from .llm_script import llm_orchestrator
 
     root = write_tree(tmp_path / "host", HOST)
     with FakeLLMServer(make_script(["unit", "nccl-conf", "model"])) as server:
-        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
-                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
-        orch = build_orchestrator(settings, Host.at(root))
+        orch = llm_orchestrator(server, root)
 
         async def go() -> list[Any]:
             async with orch:

@@ -40,22 +40,18 @@ def test_a_deadline_cuts_the_slow_task_and_answers_from_the_rest(tmp_path: Path)
 
 
 def test_a_deadline_cut_llm_trace_replays(tmp_path: Path) -> None:
-    from agentkit import load_settings
-    from agentkit._api import build_orchestrator
     from agentkit.cli import main
     from agentkit.testing import FakeLLMServer
 
     from .conftest import write_tree
-    from .llm_script import stalling_script
+    from .llm_script import llm_orchestrator, stalling_script
     from .test_llm_pipeline import HOST
 
     root = write_tree(tmp_path / "host", HOST)
     trace = tmp_path / "t.jsonl"
     with FakeLLMServer(stalling_script(["a", "b"], 2.5)) as server:
-        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
-                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
         t = Trace(str(trace))
-        orch = build_orchestrator(settings, Host.at(root), trace=t)
+        orch = llm_orchestrator(server, root, t)
 
         async def go() -> Any:
             async with orch:
@@ -69,22 +65,18 @@ def test_a_deadline_cut_llm_trace_replays(tmp_path: Path) -> None:
 
 
 def test_a_cancelled_llm_trace_replays_without_waiting(tmp_path: Path) -> None:
-    from agentkit import load_settings
-    from agentkit._api import build_orchestrator
     from agentkit.cli import main
     from agentkit.testing import FakeLLMServer
 
     from .conftest import write_tree
-    from .llm_script import stalling_script
+    from .llm_script import llm_orchestrator, stalling_script
     from .test_llm_pipeline import HOST
 
     root = write_tree(tmp_path / "host", HOST)
     trace = tmp_path / "t.jsonl"
     with FakeLLMServer(stalling_script(["a", "b"], 2.0)) as server:
-        settings = load_settings(None, {"base_url": server.base_url, "model": "fake"},
-                                 environ={"AGENTKIT_CONFIG": "/dev/null"})
         t = Trace(str(trace))
-        orch = build_orchestrator(settings, Host.at(root), trace=t)
+        orch = llm_orchestrator(server, root, t)
 
         async def go() -> None:
             async with orch:
