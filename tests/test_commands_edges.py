@@ -429,3 +429,32 @@ def test_stdin_is_empty_and_no_descriptor_leaks(tmp_path: Path) -> None:
 def test_the_working_directory_is_the_given_one(tmp_path: Path) -> None:
     out, _, code, _, _ = _run(["/bin/pwd"], {"PATH": "/usr/bin:/bin"}, 5.0, 1000, str(tmp_path))
     assert code == 0 and out == f"{tmp_path}\n"
+
+
+def test_a_link_then_dotdot_is_policed_where_the_kernel_goes(tmp_path: Path) -> None:
+    # allowed/sub/certs -> outside/deep/certs: allowed/sub/certs/../../secret.txt is, for the
+    # kernel (links first, then '..'), outside/secret.txt; the text alone says
+    # allowed/secret.txt, which the policy allows.
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    (outside / "deep/certs").mkdir(parents=True)
+    (outside / "secret.txt").write_text("CANARY-SECRET\n")
+    (allowed / "sub").mkdir(parents=True)
+    (allowed / "ok.txt").write_text("fine\n")
+    os.symlink(outside / "deep/certs", allowed / "sub/certs")
+    host = Host(root=Root("/", allow=(str(allowed),)), command_timeout_s=5.0)
+    bad = call(host, ["head", "-n", "1", f"{allowed}/sub/certs/../../secret.txt"])
+    assert not bad.ok and bad.error.startswith("refused: ")
+    assert "CANARY" not in json.dumps(bad.data)
+    good = call(host, ["grep", "-H", "fine", f"{allowed}/ok.txt"])
+    assert good.ok and good.data["stdout"] == f"{allowed}/ok.txt:fine\n"
+
+
+def test_a_link_inside_the_allowed_paths_is_read_and_named_as_given(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real/a.conf").write_text("NCCL_PROTO=LL\n")
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=5.0)
+    r = call(host, ["grep", "-H", "NCCL", f"{tmp_path}/alias/a.conf"])
+    assert r.ok and r.data["stdout"] == f"{tmp_path}/alias/a.conf:NCCL_PROTO=LL\n"
+    r = call(host, ["grep", "-rc", "NCCL", str(tmp_path / "real")])
+    assert r.ok and r.data["stdout"] == f"{tmp_path}/real/a.conf:1\n"

@@ -87,8 +87,7 @@ async def run_command(
             return _captured(ctx, argv)
         checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's own files
     else:
-        for p in checked.paths:
-            _police(ctx, p)
+        checked = _resolved(ctx, checked)
     if checked.git_repo is not None:
         try:
             checked = _vetted_git(ctx, checked)
@@ -131,14 +130,32 @@ def _into_root(ctx: ToolContext, checked: Checked) -> Checked:
     return Checked(argv, paths=[], env=checked.env, shown_as={v: k for k, v in mapped.items()})
 
 
-def _police(ctx: ToolContext, operand: str) -> None:
+def _police(ctx: ToolContext, operand: str) -> str:
+    """The file the kernel will reach for ``operand``, checked against the policy. Links are
+    resolved before '..' as the kernel does (``/usr/lib/ssl/certs/../../shadow`` is
+    ``/etc/shadow`` when certs links to /etc/ssl/certs), never the text normalized first."""
     path = operand if operand.startswith("/") else "/" + operand
     try:
-        real = os.path.realpath(normalize(path))
+        real = os.path.realpath(path)
         check_policy(ctx.host.root, normalize(path))
         check_policy(ctx.host.root, real)
     except PathRefused as exc:
         raise ToolError(f"refused: {exc}") from None
+    return real
+
+
+def _resolved(ctx: ToolContext, checked: Checked) -> Checked:
+    """Each path operand policed and handed to the program as the real path that was
+    checked, so the program opens what the policy saw (output still names the operand)."""
+    mapped = {p: _police(ctx, p) for p in checked.paths}
+    # only where a link changes where the text points (a plain path is passed as given)
+    real = {p: r for p, r in mapped.items() if p in checked.argv[1:] and r != "/" and
+            r != normalize(p if p.startswith("/") else "/" + p)}
+    if not real or checked.git_repo is not None:
+        return checked
+    argv = [checked.argv[0], *(real.get(a, a) for a in checked.argv[1:])]
+    return Checked(argv, paths=checked.paths, env=checked.env,
+                   shown_as={r: p for p, r in real.items()})
 
 
 def _vetted_git(ctx: ToolContext, checked: Checked) -> Checked:
