@@ -458,3 +458,30 @@ def test_a_link_inside_the_allowed_paths_is_read_and_named_as_given(tmp_path: Pa
     assert r.ok and r.data["stdout"] == f"{tmp_path}/alias/a.conf:NCCL_PROTO=LL\n"
     r = call(host, ["grep", "-rc", "NCCL", str(tmp_path / "real")])
     assert r.ok and r.data["stdout"] == f"{tmp_path}/real/a.conf:1\n"
+
+
+@pytest.mark.parametrize("argv,ok", [
+    (["nvidia-smi", "-i", "0", "drain"], False),  # a state-changing subcommand out of place
+    (["nvidia-smi", "-i", "0", "-pm", "1"], False),
+    (["nvidia-smi", "-q", "-i", "0", "-d", "MEMORY"], True),
+    (["nvidia-smi", "topo", "-p2p", "r"], True),
+    (["git", "describe", "--dirty"], False),  # it leaves .git/index.lock behind
+    (["git", "describe", "--broken=x"], False),
+    (["git", "describe", "--tags"], True),
+])
+def test_argument_rules_for_state_changing_words(argv: list[str], ok: bool) -> None:
+    from agentkit._sandbox._programs import Refused, check
+
+    if ok:
+        check(argv)
+    else:
+        with pytest.raises(Refused):
+            check(argv)
+
+
+def test_shadow_backups_are_never_read(tmp_path: Path) -> None:
+    from agentkit._sandbox._paths import PathRefused, check_policy
+
+    for path in ("/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd"):
+        with pytest.raises(PathRefused, match="credential"):
+            check_policy(Root("/"), path)

@@ -86,6 +86,11 @@ def check_args(args: list[str]) -> tuple[str, list[str]]:
             raise Refused(f"git: option {a!r} is not allowed")
     if sub in ("branch", "tag"):
         _check_listing(sub, args[1:])
+    if sub == "describe" and any(a.split("=")[0] in ("--dirty", "--broken") for a in args[1:]):
+        # they refresh the index, which takes .git/index.lock; with no file writable the
+        # lock is left behind and the user's next git command fails
+        raise Refused("git describe --dirty/--broken writes the index lock; refused (use "
+                      "git describe alone)")
     return repo, args
 
 

@@ -43,6 +43,9 @@ _DENIED_GLOBS = (
     "/var/run/secrets/*",
     "/etc/shadow",
     "/etc/gshadow",
+    "/etc/shadow-",  # the backups shadow-utils keeps hold the same hashes
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*",
     "*/id_rsa*",
     "*/id_ed25519*",

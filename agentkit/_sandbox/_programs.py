@@ -3,6 +3,7 @@ journalctl, grep, find, git), and the dispatcher over all rules."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from . import _git as _gitrules
@@ -31,6 +32,11 @@ def _nvidia_smi(args: list[str]) -> Checked:
     if "-c" in args and args[:1] != ["nvlink"]:
         raise Refused("nvidia-smi -c sets the compute mode; refused")
     _only("nvidia-smi", args, _NVSMI_ARG)
+    for prev, word in itertools.pairwise(args):
+        # a plain word is a value of -i/-d/-p2p, never a subcommand out of place (`-i 0 drain`)
+        if not word.startswith("-") and prev not in ("-i", "--id", "-d", "--display", "-p2p"):
+            raise Refused(f"nvidia-smi: {word!r} is not allowed here (a value only follows "
+                          "-i, -d or -p2p; a subcommand only comes first: topo, nvlink)")
     return Checked(["nvidia-smi", *args])
 
 
