@@ -25,7 +25,7 @@ from ._orchestrator import Orchestrator
 from ._sandbox._captures import CAPTURE_DIR, CapturedCommand, Manifest
 from ._sandbox._files import decode_text
 from ._sandbox._paths import PathRefused, Root, read_bytes
-from ._sandbox._redact import redact
+from ._sandbox._redact import redact, redact_file
 from ._sandbox._sandbox import Sandbox
 from ._tool import Tool, ToolContext, ToolOutput
 from ._types import Plan, TaskSpec
@@ -121,15 +121,19 @@ def _copy(root: Root, host_path: str, dest: Path, limit: int) -> bool:
     if host_path.startswith(f"/{CAPTURE_DIR}/") or host_path == f"/{CAPTURE_DIR}":
         return False
     try:
-        data, _, _ = read_bytes(root, host_path, limit)
-    except PathRefused:
+        data, _, canonical = read_bytes(root, host_path, limit)
+        mode = os.stat(os.path.join(root.path, canonical.lstrip("/"))).st_mode & 0o777
+    except (PathRefused, OSError):
         return False
     text, binary = decode_text(data)
     if binary:
         return False
     target = dest / host_path.lstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(redact(text), encoding="utf-8")
+    # redacted as the file tools redact it (.env by the stricter rule), and no more readable
+    # than the original (a 0600 file stays 0600)
+    target.write_text(redact_file(canonical, text), encoding="utf-8")
+    os.chmod(target, mode | 0o200)  # the owner keeps write access to tidy the snapshot
     return True
 
 

@@ -114,3 +114,22 @@ def test_root_without_the_expected_files(tmp_path: Path,
     assert "nothing could be established" in final and "no model server found" in final
     assert "agentkit snapshot" in final
     assert "Not established" in out  # the answer is still printed, saying why
+
+
+def test_a_snapshot_keeps_modes_and_redacts_env_files_strictly(tmp_path: Path) -> None:
+    import stat as st
+
+    from agentkit._sandbox._paths import Root
+    from agentkit._snapshot import _copy
+
+    src = tmp_path / "host"
+    (src / "etc").mkdir(parents=True)
+    env = src / "etc/app.env"
+    env.write_text("DB_PASSPHRASE_X=Zq8w7e6r5t4y3u2i1o0p\nPORT=8000\n")  # a key name no
+    env.chmod(0o600)                                                      # rule knows
+    out = tmp_path / "snap"
+    assert _copy(Root(str(src)), "/etc/app.env", out, 1 << 20)
+    copied = out / "etc/app.env"
+    assert st.S_IMODE(copied.stat().st_mode) == 0o600  # not widened to 0644
+    text = copied.read_text()
+    assert "Zq8w7e6r5t4y3u2i1o0p" not in text and "PORT=8000" in text

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._paths import PathRefused, list_entries, normalize, read_bytes
-from ._redact import redact, redact_env_file
+from ._redact import redact_file
 
 _MAX_LINES = 2000
 _MAX_GLOB = 500
@@ -35,9 +35,7 @@ def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
     text, binary = decode_text(data)
     if binary:
         raise ToolError(f"{host_path} is a binary file ({size} bytes); it has no text to read")
-    name = host_path.rsplit("/", 1)[-1]
-    clean = redact_env_file(text) if name == ".env" or name.endswith(".env") else redact(text)
-    return clean, host_path, size > len(data)
+    return redact_file(host_path, text), host_path, size > len(data)
 
 
 @tool

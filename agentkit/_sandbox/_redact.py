@@ -171,3 +171,9 @@ def redact_env_file(text: str) -> str:
         return m.group(1) + "[REDACTED:env-file]" if looks_secret else m.group(0)
 
     return _DOTENV_LINE.sub(sub, redact(text))
+
+
+def redact_file(name: str, text: str) -> str:
+    """A file's text redacted by what the file is: ``.env`` files by the stricter rule."""
+    base = name.rsplit("/", 1)[-1]
+    return redact_env_file(text) if base == ".env" or base.endswith(".env") else redact(text)
