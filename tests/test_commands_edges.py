@@ -485,3 +485,18 @@ def test_shadow_backups_are_never_read(tmp_path: Path) -> None:
     for path in ("/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd"):
         with pytest.raises(PathRefused, match="credential"):
             check_policy(Root("/"), path)
+
+
+def test_grep_r_skips_the_files_the_guard_refuses(tmp_path: Path) -> None:
+    # grep -r run by the program itself read every file under the directory, credential
+    # files included; the walk now goes through the path guard, as the grep tool's does.
+    (tmp_path / "app/.docker").mkdir(parents=True)
+    (tmp_path / "app/.docker/config.json").write_text('{"auths": {"x": "CANARY-AUTH"}}\n')
+    (tmp_path / "app/server.key").write_text("CANARY-KEY\n")
+    (tmp_path / "app/notes.txt").write_text("CANARY-PLAIN is fine to find\n")
+    host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=5.0)
+    r = call(host, ["grep", "-rn", "CANARY", str(tmp_path / "app")])
+    assert r.ok, r.error
+    assert r.data["stdout"] == f"{tmp_path}/app/notes.txt:1:CANARY-PLAIN is fine to find\n"
+    none = call(host, ["grep", "-r", "CANARY", str(tmp_path / "app/.docker")])
+    assert none.ok and none.data["stdout"] == "" and none.data["exit_code"] == 1

@@ -87,7 +87,7 @@ async def run_command(
             return _captured(ctx, argv)
         checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's own files
     else:
-        checked = _resolved(ctx, checked)
+        checked = _resolved(ctx, _walked(ctx, checked))
     if checked.git_repo is not None:
         try:
             checked = _vetted_git(ctx, checked)
@@ -142,6 +142,45 @@ def _police(ctx: ToolContext, operand: str) -> str:
     except PathRefused as exc:
         raise ToolError(f"refused: {exc}") from None
     return real
+
+
+_MAX_WALKED = 5000
+
+
+def _walked(ctx: ToolContext, checked: Checked) -> Checked:
+    """``grep -r DIR``: the files under DIR listed through the path guard (so the deny-list
+    applies to each, as the grep tool applies it) and grep given those files, not -r. A
+    recursive grep run by the program itself would read credential files the guard refuses."""
+    flags = [a for a in checked.argv[1:] if a.startswith("-") and not a.startswith("--")]
+    if checked.argv[0] != "grep" or not any("r" in f[1:] for f in flags if len(f) > 1 and
+                                            not f[1:].isdigit()):
+        return checked
+    from ._files import _grep_targets  # the grep tool's own walk
+
+    files: dict[str, list[str]] = {}
+    for operand in checked.paths:
+        found, capped = _grep_targets(ctx, operand)
+        if capped or sum(map(len, files.values())) + len(found) > _MAX_WALKED:
+            raise ToolError(f"refused: grep -r {operand} would search more than {_MAX_WALKED} "
+                            "files; give a narrower directory")
+        files[operand] = found
+    argv = ["grep"]
+    for a in checked.argv[1:]:
+        if a in files:
+            argv += files[a]
+        elif a.startswith("-") and not a.startswith("--") and "r" in a[1:]:
+            rest = a.replace("r", "")
+            if rest != "-":
+                argv.append(rest)
+        else:
+            argv.append(a)
+    if not any(o in checked.paths for o in checked.argv[1:]):  # grep -r PATTERN: the root
+        argv += files.get(".", [])
+    if "-h" not in argv:
+        argv.insert(1, "-H")  # file names, as grep -r prints them
+    if not any(files.values()):
+        argv.append("/dev/null")  # nothing readable matched: grep must not read stdin
+    return Checked(argv, paths=[f for fs in files.values() for f in fs], env=checked.env)
 
 
 def _resolved(ctx: ToolContext, checked: Checked) -> Checked:

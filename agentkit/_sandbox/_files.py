@@ -103,7 +103,10 @@ def glob_paths(ctx: ToolContext, pattern: str, limit: int = _MAX_GLOB) -> tuple[
             return
         head, tail = rest[0], rest[1:]
         if not any(c in head for c in "*?["):
-            if _exists(ctx, f"{prefix}/{head}", tail):
+            # A literal component: the next listing (or the final check) proves it exists
+            # and is allowed; listing it here would refuse the parents of an allowed subtree
+            if (tail and any(c in "".join(tail) for c in "*?[")) or \
+                    _exists(ctx, f"{prefix}/{head}", tail):
                 walk(f"{prefix}/{head}", tail)
             return
         try:
