@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from ._sandbox._captures import Manifest, load_manifest
+from ._sandbox._kernel import SETTINGS, Setting
 from ._sandbox._paths import Root
 
 # Only binaries from these directories ever run: a planted ./git or a PATH entry cannot.
@@ -36,6 +37,10 @@ class Host:
     # usual places (a deployment repository checked out anywhere)
     manifest_dirs: tuple[str, ...] = ()
     nvml_reader: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
+    # Commands under the kernel sandbox (bubblewrap): "auto" uses it where it works and warns
+    # once where it does not, "kernel" refuses commands without it, "allowlist" never uses it.
+    sandbox: Setting = field(
+        default_factory=lambda: sandbox_setting(os.environ.get("AGENTKIT_SANDBOX")))
 
     @classmethod
     def at(cls, root: str | os.PathLike[str] = "/", **kwargs: Any) -> Host:
@@ -55,3 +60,13 @@ class Host:
     @cached_property
     def snapshot(self) -> Manifest | None:
         return None if self.is_live else load_manifest(self.root)
+
+
+def sandbox_setting(value: str | None) -> Setting:
+    """The sandbox setting named by ``value`` (``AGENTKIT_SANDBOX``); unset is auto."""
+    if not value:
+        return "auto"
+    for s in SETTINGS:
+        if value == s:
+            return s
+    raise ValueError(f"AGENTKIT_SANDBOX={value!r} is not one of {', '.join(SETTINGS)}")

@@ -22,6 +22,7 @@ from ._errors import RunAborted
 from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
 from ._host import Host
+from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._tool import Tool
 from ._trace import Trace
@@ -266,6 +267,7 @@ class Orchestrator:
         self.shared = {}  # what a run's tasks build once (the host model)
         run = self.trace.start("run", data={
             "question": question, "root": self.host.root.path, "mode": self.mode,
+            "sandbox": in_force(self.host.sandbox),
             **({"manifest_dirs": list(self.host.manifest_dirs)}
                if self.host.manifest_dirs else {}),
             "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),

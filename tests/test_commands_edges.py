@@ -500,3 +500,15 @@ def test_grep_r_skips_the_files_the_guard_refuses(tmp_path: Path) -> None:
     assert r.data["stdout"] == f"{tmp_path}/app/notes.txt:1:CANARY-PLAIN is fine to find\n"
     none = call(host, ["grep", "-r", "CANARY", str(tmp_path / "app/.docker")])
     assert none.ok and none.data["stdout"] == "" and none.data["exit_code"] == 1
+
+
+@pytest.mark.parametrize("argv", [["ps", "-e", "-o", "pid,environ"], ["ps", "-eoenviron"],
+                                  ["ps", "-o", "pid", "-o", "environ"],
+                                  ["ps", "-e", "-o", "pid args"]])
+def test_ps_never_prints_an_environment(argv: list[str]) -> None:
+    # procps has an `environ` column: every process's environment, secrets included
+    r = call(Host.at("/"), argv)
+    if "environ" in " ".join(argv):
+        assert not r.ok and "environ" in r.error
+    else:
+        assert r.ok and r.data["exit_code"] == 0

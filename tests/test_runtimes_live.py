@@ -80,7 +80,9 @@ def docker_host(tmp_path: Path) -> Host:
         str(models), gpus=["0", "1"])
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (tmp_path / "ps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (
+    # The fake's data lies beside it: the kernel sandbox mounts the program's own directory,
+    # not the rest of /tmp, which it empties.
+    (bindir / "ps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (
         {"Command": "\"python3 -m sglang.launch_server --model-path /models/deepseek-ai/"
                     "DeepSeek-V3 --tp-size 8\"", "ID": sglang["Id"], "Image":
          "lmsysorg/sglang:v0.5.5-cu126", "Names": "sglang-dsv3-sglang-1", "State": "running"},
@@ -89,7 +91,7 @@ def docker_host(tmp_path: Path) -> Host:
         {"Command": "\"docker-entrypoint.sh redis-server\"", "ID": "c" * 64,
          "Image": "redis:7", "Names": "cache", "State": "running"})))
     for c in (sglang, old):
-        (tmp_path / f"inspect-{c['Name'][1:]}.json").write_text(json.dumps([c], indent=4) + "\n")
+        (bindir / f"inspect-{c['Name'][1:]}.json").write_text(json.dumps([c], indent=4) + "\n")
     fake = bindir / "docker"
     # No file may be written under run_command (RLIMIT_FSIZE is 0), so the fake says what it
     # was asked by failing: any other call than these is an error. (`cache` may be inspected:
@@ -97,9 +99,9 @@ def docker_host(tmp_path: Path) -> Host:
     # for a container it does not know.)
     fake.write_text(f"""#!/bin/sh
 case "$*" in
-  "ps --all --no-trunc --format {{{{json .}}}}") cat {tmp_path}/ps.jsonl ;;
+  "ps --all --no-trunc --format {{{{json .}}}}") cat {bindir}/ps.jsonl ;;
   "inspect --type container "*)
-    f={tmp_path}/inspect-$4.json
+    f={bindir}/inspect-$4.json
     if [ -f "$f" ] && [ $# -eq 4 ]; then cat "$f"; else
       echo "[]"; echo "Error: No such container: $4" >&2; exit 1; fi ;;
   logs) echo "[2026-11-19 08:13:02] server_args=ServerArgs(kv_cache_dtype='auto')" ;;
@@ -145,11 +147,11 @@ def test_the_running_container_serves_with_its_own_environment(docker_host: Host
 
 def test_a_private_64_mib_shm_is_a_problem_for_a_multi_gpu_container(docker_host: Host,
                                                                       tmp_path: Path) -> None:
-    data = json.loads((tmp_path / "inspect-vllm-old.json").read_text())
+    data = json.loads((tmp_path / "bin" / "inspect-vllm-old.json").read_text())
     data[0]["State"].update(Status="running", Running=True, ExitCode=0)
-    (tmp_path / "inspect-vllm-old.json").write_text(json.dumps(data, indent=4))
-    rows = (tmp_path / "ps.jsonl").read_text().splitlines()
-    (tmp_path / "ps.jsonl").write_text("\n".join(r for r in rows if "sglang" not in r) + "\n")
+    (tmp_path / "bin" / "inspect-vllm-old.json").write_text(json.dumps(data, indent=4))
+    rows = (tmp_path / "bin" / "ps.jsonl").read_text().splitlines()
+    (tmp_path / "bin" / "ps.jsonl").write_text("\n".join(r for r in rows if "sglang" not in r) + "\n")
     out = investigate(docker_host, "Which server runs?", ["service-unit"])
     alerts = " ".join(c.claim for r in out.results.values() for c in r.findings)
     assert "vllm-old" in alerts
@@ -161,7 +163,7 @@ def test_a_private_64_mib_shm_is_a_problem_for_a_multi_gpu_container(docker_host
 
 def test_a_container_inspect_cannot_read_is_still_found_from_ps(docker_host: Host,
                                                                  tmp_path: Path) -> None:
-    (tmp_path / "inspect-sglang-dsv3-sglang-1.json").unlink()  # e.g. not in a snapshot
+    (tmp_path / "bin" / "inspect-sglang-dsv3-sglang-1.json").unlink()  # e.g. not in a snapshot
     out = investigate(docker_host, "Which server runs?", ["service-unit"])
     host = out.results["service-unit"].facts["host"].value
     by_name = {s["name"]: s for s in host["servers"]}

@@ -8,13 +8,16 @@ group killed at the deadline, output capped. On a snapshot the captured output i
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import selectors
 import signal
 import stat
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio.to_thread
@@ -23,6 +26,8 @@ from pydantic import Field
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from . import _git
 from ._captures import SnapshotError, find_command, read_capture
+from ._copies import CONTENT_PRINTERS, Copy, make_copies
+from ._kernel import KernelUnavailable, layer, needs_of, within_any, wrap
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
 from ._redact import redact
@@ -94,11 +99,26 @@ async def run_command(
         except Refused as exc:
             raise ToolError(f"refused: {exc}") from None
     exe = trusted_binary(checked.argv[0], ctx.host.trusted_bin_dirs)
+    try:
+        kernel = layer(ctx.host.sandbox).mode == "kernel"
+    except KernelUnavailable as exc:
+        raise ToolError(str(exc)) from None
     env = {**_BASE_ENV, **checked.env}
     timeout = min(timeout_s, ctx.host.command_timeout_s)
-    out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
-        _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit, ctx.host.root.path
-    )
+    with tempfile.TemporaryDirectory(prefix="agentkit-cmd-") as scratch:
+        checked = _copied(checked, scratch, live=ctx.host.is_live)
+        boxed = None
+        if kernel:
+            reached = _reached(checked, exe, scratch)
+            if not ctx.host.is_live:  # by construction: nothing outside the snapshot's root
+                inside = (ctx.host.root.path, scratch, *ctx.host.trusted_bin_dirs)
+                reached = [p for p in reached if within_any(p, inside)]
+            needs = needs_of(checked.argv[0], reached, live=ctx.host.is_live)
+            boxed = functools.partial(wrap, env=env, needs=needs, live=ctx.host.is_live)
+        out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
+            _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit,
+            ctx.host.root.path, boxed
+        )
     for real, host_path in checked.shown_as.items():  # name files as the host knows them
         out = out.replace(real, host_path)
         err = err.replace(real, host_path)
@@ -181,6 +201,45 @@ def _walked(ctx: ToolContext, checked: Checked) -> Checked:
     if not any(files.values()):
         argv.append("/dev/null")  # nothing readable matched: grep must not read stdin
     return Checked(argv, paths=[f for fs in files.values() for f in fs], env=checked.env)
+
+
+def _copied(checked: Checked, scratch: str, live: bool) -> Checked:
+    """A program that prints file contents gets redacted copies of its file operands (see
+    _copies.py); the output names the files as the host does."""
+    if checked.argv[0] not in CONTENT_PRINTERS:
+        return checked
+    operands: dict[str, Copy] = {}
+    for text in dict.fromkeys(checked.argv[1:]):
+        if text in checked.shown_as or text in checked.paths:
+            real = os.path.realpath(text if text.startswith("/") else "/" + text) if live \
+                else text
+            operands[text] = Copy(real, checked.shown_as.get(text, text))
+    given = make_copies(checked.argv, operands, scratch)
+    if not given:
+        return checked
+    argv = [checked.argv[0], *(given.get(a, a) for a in checked.argv[1:])]
+    shown = {**checked.shown_as, **{c: checked.shown_as.get(t, t) for t, c in given.items()}}
+    return Checked(argv, paths=checked.paths, env=checked.env, shown_as=shown)
+
+
+_MAX_BINDS = 64  # mounts cost bubblewrap time: past this, mount the common directory
+
+
+def _reached(checked: Checked, exe: str, scratch: str) -> list[str]:
+    """What the kernel sandbox may need mounted beyond its default view: the redacted
+    copies, the program's directory, each operand that is not a directory, and git's repository.
+    needs_of() keeps those a live sandbox hides; a snapshot's sandbox mounts them all (and
+    only them). A directory operand in an emptied place (``ls /tmp``) stays empty."""
+    reached = [scratch, os.path.dirname(exe)]
+    for a in checked.argv[1:]:
+        if a in checked.shown_as or a in checked.paths:
+            real = os.path.realpath(a if a.startswith("/") else "/" + a)
+            if os.path.exists(real) and not os.path.isdir(real):
+                reached.append(real)
+    reached += [checked.env[n] for n in ("GIT_DIR", "GIT_WORK_TREE") if n in checked.env]
+    if len(reached) > _MAX_BINDS:  # grep -r's file list: one mount of the tree it walked
+        reached = [scratch, os.path.dirname(exe), os.path.commonpath(reached[2:])]
+    return [p for p in dict.fromkeys(reached) if os.path.exists(p)]
 
 
 def _resolved(ctx: ToolContext, checked: Checked) -> Checked:
@@ -274,9 +333,14 @@ def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, tr
     )
 
 
-def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int,
-         cwd: str) -> tuple[str, str, int, bool, bool]:
+def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int, cwd: str,
+         boxed: Callable[[list[str]], list[str]] | None = None
+         ) -> tuple[str, str, int, bool, bool]:
+    """Run argv under the limits (and, given ``boxed``, inside the kernel sandbox, which sets
+    its own environment and directory; the limits then apply inside it, or are inherited)."""
     argv, preexec = _limited(argv, int(timeout) + 2)
+    if boxed is not None:
+        argv, env, cwd = boxed(argv), {}, "/"
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=env, cwd=cwd, start_new_session=True, close_fds=True, preexec_fn=preexec,

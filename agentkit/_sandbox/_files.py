@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from fnmatch import fnmatchcase
 from typing import Annotated, Any
 
+import re2
 from pydantic import Field
 
 from .._tool import ToolContext, ToolError, ToolOutput, tool
@@ -173,10 +173,7 @@ def grep(
     ignore_case: bool = False,
 ) -> ToolOutput:
     """Search files for a regular expression; each match is its own evidence (file:line)."""
-    try:
-        regex = re.compile(pattern, re.I if ignore_case else 0)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    regex = compile_linear(pattern, ignore_case)
     files, files_capped = _grep_targets(ctx, path)
     matches: list[dict[str, Any]] = []
     evidence = []
@@ -201,6 +198,22 @@ def grep(
               "files_capped": files_capped},
         evidence=evidence,
     )
+
+
+def compile_linear(pattern: str, ignore_case: bool = False) -> Any:
+    """``pattern`` compiled by RE2, whose matching time is linear in the text: a pattern from
+    a model (``(a+)+$``) runs in this process, on every subagent's event loop thread, where
+    a backtracking engine could stall them all beyond any deadline."""
+    options = re2.Options()
+    options.log_errors = False  # the error is the ToolError below, not a line on stderr
+    options.case_sensitive = not ignore_case
+    options.max_mem = 32 << 20
+    try:
+        return re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ToolError(f"invalid regular expression {pattern!r}: {reason} (the grep tool uses "
+                        "RE2: no backreferences or lookaround; rewrite without them)") from None
 
 
 def _grep_targets(ctx: ToolContext, path: str) -> tuple[list[str], bool]:

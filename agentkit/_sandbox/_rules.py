@@ -65,6 +65,23 @@ def _sed_script(script: str) -> None:
         raise Refused(f"sed script {script!r} is not allowed: only 'N,Mp' line ranges with -n")
 
 
+# ps -o columns that describe a process; `environ` (its environment) and anything unknown
+# are refused.
+_PS_COLUMNS = frozenset({
+    "pid", "ppid", "pgid", "sid", "tid", "lwp", "nlwp", "uid", "user", "ruser", "euser", "gid",
+    "group", "tty", "stat", "state", "ni", "pri", "psr", "pcpu", "%cpu", "pmem", "%mem", "rss",
+    "rsz", "vsz", "sz", "time", "cputime", "etime", "etimes", "start", "stime", "lstart",
+    "bsdstart", "comm", "ucmd", "cmd", "args", "command", "wchan", "cls", "policy", "rtprio",
+    "cgroup", "label"})
+
+
+def _ps_format(value: str) -> None:
+    for column in re.split(r"[,\s]+", value.strip()):
+        if column.split("=", 1)[0].lower() not in _PS_COLUMNS:
+            raise Refused(f"ps -o: column {column!r} is not allowed (allowed: "
+                          f"{', '.join(sorted(_PS_COLUMNS))})")
+
+
 def _date_operand(value: str) -> None:
     if not value.startswith("+"):
         raise Refused("date may only format (+FORMAT); setting the clock is refused")
@@ -136,9 +153,12 @@ def check_simple(program: str, args: list[str]) -> list[str]:
                 i += 1
             if name in ("-n", "-c", "--lines", "--bytes"):
                 _numeric(value)
+            if program == "ps" and name == "-o":
+                _ps_format(value)
             continue
         if len(arg) > 2 and arg[:2] in spec.valued and not arg.startswith("--"):
             _numeric(arg[2:]) if arg[:2] in ("-n", "-c") else None
+            _ps_format(arg[2:]) if program == "ps" and arg[:2] == "-o" else None
             continue
         if program in ("head", "tail") and re.fullmatch(r"-\d+", arg):
             continue

@@ -15,6 +15,9 @@ def add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--manifests", action="append", default=None, metavar="DIR",
                    help="a directory (a host path) holding Kubernetes manifests or Compose "
                         "files, read besides the usual places (repeatable)")
+    p.add_argument("--sandbox", choices=("auto", "kernel", "allowlist"), default=None,
+                   help="commands under bubblewrap: auto (where it works, else warn), kernel "
+                        "(refuse without it), allowlist (never); env AGENTKIT_SANDBOX")
 
 
 def add_llm(p: argparse.ArgumentParser) -> None:
@@ -47,10 +50,12 @@ def host_from(args: argparse.Namespace) -> Any:
     from .._host import Host
     from .._sandbox._captures import SnapshotError
 
+    chosen = {"sandbox": args.sandbox} if getattr(args, "sandbox", None) else {}
     try:
-        host = Host.at(args.root, manifest_dirs=tuple(getattr(args, "manifests", None) or ()))
+        host = Host.at(args.root, manifest_dirs=tuple(getattr(args, "manifests", None) or ()),
+                       **chosen)
         _ = host.snapshot
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise CLIError(str(exc)) from None
     except SnapshotError as exc:
         raise CLIError(str(exc)) from None

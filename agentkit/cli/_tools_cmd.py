@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -25,8 +26,20 @@ def register(sub: Any) -> None:
 
 
 def list_tools(args: argparse.Namespace) -> int:
+    from .._host import sandbox_setting
+    from .._sandbox._kernel import KernelUnavailable, layer
     from .._sandbox._sandbox import BUILTIN_TOOLS
 
+    try:
+        setting = sandbox_setting(os.environ.get("AGENTKIT_SANDBOX"))
+        mode = layer(setting)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    except KernelUnavailable as exc:  # required and missing: say so, commands will refuse
+        mode = None
+        print(f"sandbox: commands refused ({exc})")
+    if mode is not None and not args.json:
+        print(f"sandbox: {mode.mode} ({mode.detail})\n")
     if args.json:
         out = [{"name": t.name, "description": t.description, "parameters": t.parameters}
                for t in BUILTIN_TOOLS.values()]

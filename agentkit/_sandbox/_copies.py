@@ -1,0 +1,110 @@
+"""Programs that print file contents read a redacted copy, never the file.
+
+Redacting a program's *output* loses to a model that chooses the arguments: ``tail -c +9``
+cuts ``API_KEY=`` off a line, ``grep -o '[A-Za-z0-9]{16,}'`` keeps only the value,
+``sed -n 2,3p`` prints a private key's body without its ``BEGIN`` line. Each leaves a bare
+string no rule can recognise. So the file is redacted whole, where the key name, the prefix
+and the PEM header are all still beside the secret, and the program is given that copy:
+whatever it slices, the secret is not in what it reads. Output is still redacted after.
+
+Programs that print only metadata (``wc``, ``ls``, ``stat``, hashes) read the real file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+from .._tool import ToolError
+from ._redact import redact_file
+
+CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
+# Redaction runs at a few MB/s: a whole copy stops at 8 MiB. head and tail print from one
+# end, so 2 MiB from that end (eight times the output limit) serves them whatever the size.
+WHOLE_LIMIT = 8 << 20
+WINDOW = 2 << 20
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+
+
+@dataclass(frozen=True)
+class Copy:
+    real: str  # the file the program would have read
+    host_path: str  # the name the host knows it by (for file-aware rules such as .env)
+
+
+def window_of(argv: list[str]) -> str:
+    """Which part of each file the program reads: 'head', 'tail' or 'whole'."""
+    program, args = argv[0], argv[1:]
+    if program == "head":
+        return "head"
+    if program == "tail":
+        # tail -n +K / -c +K / --lines=+K read from a line near the start to the end
+        from_start = any(a.startswith("+") or a.startswith(("-n+", "-c+", "--lines=+",
+                                                             "--bytes=+")) for a in args)
+        return "whole" if from_start else "tail"
+    return "whole"
+
+
+def redacted_text(data: bytes, part: str, size: int, host_path: str) -> bytes:
+    """``data`` (the whole file, or the window ``part`` of it) redacted as one text."""
+    text = data.decode("utf-8", "surrogateescape")
+    if part == "tail" and size > len(data):
+        # The window starts mid-file: drop the cut line, and a key body whose BEGIN fell
+        # before the window (its END comes first) is redacted up to that END.
+        text = text[text.find("\n") + 1:]
+        end, begin = _PEM_END.search(text), _PEM_BEGIN.search(text)
+        if end and (begin is None or end.start() < begin.start()):
+            text = "[REDACTED private-key]" + text[end.end():]
+    elif part == "head" and size > len(data):
+        text = text[: text.rfind("\n") + 1] if "\n" in text else text
+    return redact_file(host_path, text).encode("utf-8", "surrogateescape")
+
+
+def read_part(real: str, part: str) -> tuple[bytes, int]:
+    """(bytes the program will read, file size). Non-regular files: ToolError."""
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"refused: {real} is not a regular file")
+        size = st.st_size
+        if part == "whole" and size > WHOLE_LIMIT:
+            raise ToolError(
+                f"refused: {real} is {size >> 20} MiB; programs that print file contents read "
+                f"a redacted copy, which stops at {WHOLE_LIMIT >> 20} MiB. Use head or tail "
+                "(they read 2 MiB from the end they print) or a smaller file")
+        if part == "tail" and size > WINDOW:
+            os.lseek(fd, size - WINDOW, os.SEEK_SET)
+        limit = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
+        chunks, left = [], limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), size
+    finally:
+        os.close(fd)
+
+
+def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str) -> dict[str, str]:
+    """For each operand (argv text → file) the path the program reads instead: a redacted
+    copy in ``scratch``, or the file itself when redaction changed nothing in what it reads.
+    """
+    part = window_of(argv)
+    given: dict[str, str] = {}
+    for n, (text, copy) in enumerate(sorted(operands.items())):
+        try:
+            data, size = read_part(copy.real, part)
+        except OSError:
+            continue  # the program meets the same error and says so itself
+        clean = redacted_text(data, part, size, copy.host_path)
+        if clean == data and (part == "whole" or size <= len(data)):
+            continue
+        path = os.path.join(scratch, f"{n}-{os.path.basename(copy.real)[:100]}")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(clean)
+        given[text] = path
+    return given

@@ -1,0 +1,254 @@
+"""The kernel layer under the allowlist: every command runs inside bubblewrap.
+
+The allowlist decides *which* commands run; this layer decides what they can reach when they
+do, so a check that is wrong about a path, a flag or a program still cannot read a secret or
+change the host. Each command gets:
+
+* the host's ``/`` bind-mounted read-only (a snapshot root: only the system's programs and
+  the files the command was given);
+* fresh pid, ipc, net, uts and cgroup namespaces, a ``/proc`` of the sandbox only (no host
+  ``/proc/*/environ``), a minimal ``/dev``, empty ``/tmp``, ``/var/tmp`` and ``/run/user``;
+* credential paths (ssh, cloud, docker, kube, netrc, pgpass, vault, shadow and its backups,
+  service-account and pod secrets) **not mounted**: an empty directory or an unreadable file
+  stands where they were, so no reader, however its output is sliced, sees them;
+* a fixed environment, ``--die-with-parent``, ``--new-session``, every capability dropped.
+
+A few programs need one thing more, and get only that: ``kubectl`` the network (its API
+server) and its kubeconfig, ``podman`` its storage (it has no daemon), ``nvidia-smi`` the
+NVIDIA device nodes, ``ps`` the host's process table.
+
+Where bubblewrap or user namespaces are unavailable the setting decides: ``auto`` warns once
+and runs allowlist-only, ``kernel`` refuses every command, ``allowlist`` never tries.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import logging
+import os
+import pwd
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+BWRAP = "/usr/bin/bwrap"
+Setting = Literal["auto", "kernel", "allowlist"]
+SETTINGS: tuple[Setting, ...] = ("auto", "kernel", "allowlist")
+
+_log = logging.getLogger("agentkit.sandbox")
+
+# Emptied in every sandbox: scratch space other programs and users leave files (and agent
+# sockets) in.
+_HIDDEN_DIRS = ("/tmp", "/var/tmp", "/run/user", "/dev/shm")
+
+# Credential locations relative to each home directory (every passwd home and /home/*).
+_HOME_SECRETS = (
+    ".ssh", ".aws", ".azure", ".config/gcloud", ".docker", ".kube", ".netrc", ".pgpass",
+    ".vault-token", ".git-credentials", ".cache/huggingface/token", ".huggingface/token",
+    ".config/gh", ".gnupg", ".npmrc", ".pypirc", ".config/rclone", ".password-store",
+    ".local/share/keyrings", ".docker/config.json", ".config/containers/auth.json",
+    ".terraform.d/credentials.tfrc.json", ".bash_history", ".zsh_history", ".python_history",
+    ".mysql_history", ".psql_history", ".lesshst", ".viminfo",
+)
+# Host-wide credential locations (globs). Kubernetes admin configs are masked for every
+# program but kubectl; podman's storage for every program but podman.
+_SYSTEM_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+    "/etc/ssh/ssh_host_*key", "/etc/ssl/private", "/etc/kubernetes/pki", "/run/secrets",
+    "/var/run/secrets", "/var/lib/kubelet/pods/*/volumes/kubernetes.io~secret",
+    "/var/lib/kubelet/pki", "/var/lib/docker/containers", "/var/lib/docker/swarm",
+    "/etc/docker/key.json", "/run/containers/0/auth.json", "/etc/containers/auth.json",
+    "/root/.config/containers/auth.json", "/etc/wireguard",
+    "/etc/NetworkManager/system-connections",
+)
+_KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/kubernetes/kubelet.conf",
+                "/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf",
+                "/etc/rancher/k3s/k3s.yaml", "/etc/rancher/rke2/rke2.yaml")
+_PODMAN_STORAGE = ("/var/lib/containers",)
+_MASK_TTL_S = 30.0  # homes and secrets move rarely; re-listing them per command is waste
+
+
+class KernelUnavailable(RuntimeError):
+    """The kernel layer was required (``sandbox = "kernel"``) and cannot run here."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Which sandbox is in force for commands, and why."""
+
+    mode: Literal["kernel", "allowlist-only"]
+    detail: str
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap: str) -> str | None:
+    """None when bubblewrap can build the sandbox here, else the reason in words."""
+    if not os.access(bwrap, os.X_OK):
+        return f"bubblewrap is not installed at {bwrap} (Debian/Ubuntu: apt install bubblewrap)"
+    try:
+        done = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--proc",
+             "/proc", "--dev", "/dev", "--", "/bin/true"],
+            capture_output=True, timeout=10, env={}, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap did not start: {exc}"
+    if done.returncode != 0:
+        first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no reason"])[0]
+        return f"bubblewrap cannot create namespaces here (user namespaces off?): {first}"
+    return None
+
+
+_warned: set[str] = set()
+
+
+def layer(setting: Setting, bwrap: str | None = None) -> Layer:
+    """The layer commands run under for ``setting``; warns once per reason in ``auto``.
+
+    >>> layer("allowlist").mode
+    'allowlist-only'
+    """
+    if setting == "allowlist":
+        return Layer("allowlist-only", "the kernel layer is off (sandbox = allowlist)")
+    bwrap = bwrap or BWRAP
+    why = _probe(bwrap)
+    if why is None:
+        return Layer("kernel", f"bubblewrap at {bwrap}: read-only root, no network, "
+                               "credential paths not mounted")
+    if setting == "kernel":
+        raise KernelUnavailable(f"refused: the kernel sandbox is required but {why}; install "
+                                "bubblewrap or set AGENTKIT_SANDBOX=auto")
+    if why not in _warned:
+        _warned.add(why)
+        _log.warning("SANDBOX: commands run allowlist-only, without the kernel layer: %s. "
+                     "Set AGENTKIT_SANDBOX=kernel to refuse instead.", why)
+    return Layer("allowlist-only", why)
+
+
+def in_force(setting: Setting) -> str:
+    """One word for the trace and the CLI: kernel, allowlist-only, or refused.
+
+    >>> in_force("allowlist")
+    'allowlist-only'
+    """
+    try:
+        return layer(setting).mode
+    except KernelUnavailable:
+        return "refused"
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What one command is given beyond the default sandbox."""
+
+    binds: tuple[str, ...] = ()  # host paths mounted read-only at the same place
+    network: bool = False
+    host_pids: bool = False
+    devices: bool = False
+    unmasked: tuple[str, ...] = ()  # credential paths this program itself must read
+
+
+def needs_of(program: str, paths: Iterable[str], *, live: bool) -> Needs:
+    """The extra reach of ``program`` given the (already policed) ``paths`` it reads: on the
+    live host only those in an emptied directory need mounting, on a snapshot every one."""
+    binds = tuple(p for p in paths if not live or within_any(p, _HIDDEN_DIRS))
+    if program == "kubectl":
+        return Needs(binds, network=True, unmasked=_KUBECONFIGS)
+    if program == "podman":
+        return Needs(binds, unmasked=_PODMAN_STORAGE)
+    if program == "ps":
+        return Needs(binds, host_pids=True)
+    if program == "nvidia-smi":
+        return Needs(binds, devices=True)
+    return Needs(binds)
+
+
+def wrap(argv: Sequence[str], env: dict[str, str], needs: Needs, *, live: bool,
+         bwrap: str | None = None) -> list[str]:
+    """``argv`` as bubblewrap runs it. ``live``: the host's own ``/``; otherwise a snapshot,
+    where only the system's programs and ``needs.binds`` are mounted."""
+    args = [bwrap or BWRAP, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--unshare-user-try", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not needs.network:
+        args.append("--unshare-net")
+    if live:
+        args += ["--ro-bind", "/", "/"]
+    else:
+        args += _system_only()
+    if not needs.host_pids:
+        args += ["--unshare-pid", "--proc", "/proc"]
+    args += ["--dev", "/dev"]
+    if needs.devices:
+        for node in sorted(glob.glob("/dev/nvidia*")):
+            args += ["--dev-bind", node, node]
+    for hidden in _HIDDEN_DIRS:
+        if live and os.path.isdir(hidden) and hidden != "/dev/shm":
+            args += ["--tmpfs", hidden]
+    if live:
+        for path in _masks(needs.unmasked):
+            args += (["--tmpfs", path] if os.path.isdir(path) else
+                     ["--ro-bind", "/dev/null", path])
+    for path in needs.binds:
+        args += ["--ro-bind", path, path]
+    args += ["--chdir", "/", "--clearenv"]
+    for name, value in sorted(env.items()):
+        args += ["--setenv", name, value]
+    return [*args, "--", *argv]
+
+
+def _system_only() -> list[str]:
+    """The programs and libraries a command needs, without the host's data: /usr and its
+    merged-usr links, the alternatives links, the loader cache, passwd/group for names."""
+    args: list[str] = []
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for path in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/passwd", "/etc/group",
+                 "/etc/localtime"):
+        if os.path.lexists(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def within_any(path: str, dirs: Iterable[str]) -> bool:
+    """``path`` is one of ``dirs`` or below one (component-wise: /data does not hold /data-x)."""
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
+
+
+def _masks(unmasked: Sequence[str]) -> list[str]:
+    """Existing credential paths to cover, minus those this program must read."""
+    found = _existing_secrets(int(time.monotonic() // _MASK_TTL_S))
+    return [p for p in found if not within_any(p, unmasked)]
+
+
+@functools.lru_cache(maxsize=1)
+def _existing_secrets(_epoch: int) -> tuple[str, ...]:
+    """Credential paths present on this host, resolved (a mount lands on the link's target,
+    so masking the target hides every name that reaches it). Cached per TTL epoch."""
+    candidates: list[str] = []
+    for pattern in (*_SYSTEM_SECRETS, *_KUBECONFIGS, *_PODMAN_STORAGE):
+        candidates += glob.glob(pattern) if any(c in pattern for c in "*?[") else [pattern]
+    for home in _homes():
+        candidates += [os.path.join(home, name) for name in _HOME_SECRETS]
+    seen: dict[str, None] = {}
+    for path in candidates:
+        if os.path.lexists(path) and not within_any(path, _HIDDEN_DIRS):
+            real = os.path.realpath(path)
+            if real != "/" and os.path.exists(real) and not within_any(real, _HIDDEN_DIRS):
+                seen.setdefault(real)
+    # Parents before children would make the child's mount point vanish: keep the outermost.
+    kept: list[str] = []
+    for path in sorted(seen):
+        if not any(within_any(path, [k]) for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def _homes() -> list[str]:
+    homes = {"/root", *(entry.pw_dir for entry in pwd.getpwall())}
+    homes.update(glob.glob("/home/*"))
+    return sorted(h for h in homes if h.startswith("/") and h != "/" and os.path.isdir(h))
