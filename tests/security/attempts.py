@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from agentkit import Host, Sandbox
+from agentkit._sandbox._kernel import Setting
 from agentkit._sandbox._paths import Root
 
 CANARY = "CANARY-7f3a9c1e-OUTSIDE-THE-ROOT"
@@ -56,10 +57,11 @@ class Arena:
                 .replace("{G}", str(self.allowed / "clean")).replace("{X}", str(self.allowed /
                 "alt")))
 
-    def host(self, live: bool) -> Host:
+    def host(self, live: bool, sandbox: Setting = "auto") -> Host:
         if live:
-            return Host(root=Root("/", allow=(str(self.allowed),)), command_timeout_s=1.5)
-        return Host(root=Root(str(self.snap)), command_timeout_s=1.5)
+            return Host(root=Root("/", allow=(str(self.allowed),)), command_timeout_s=1.5,
+                        sandbox=sandbox)
+        return Host(root=Root(str(self.snap)), command_timeout_s=1.5, sandbox=sandbox)
 
 
 def _fill_args(arena: Arena, value: Any) -> Any:
@@ -217,9 +219,10 @@ class Outcome:
     why: str
 
 
-def judge(arena: Arena, attempt: Attempt) -> Outcome:
-    """Run one attempt and say whether it escaped."""
-    box = Sandbox(arena.host(attempt.live), task_id="attack")
+def judge(arena: Arena, attempt: Attempt, sandbox: Setting = "auto") -> Outcome:
+    """Run one attempt and say whether it escaped (``sandbox``: with the kernel layer where
+    it runs, or ``"allowlist"`` for the userspace checks alone)."""
+    box = Sandbox(arena.host(attempt.live, sandbox), task_id="attack")
     call = anyio.run(box.call, attempt.tool, _fill_args(arena, attempt.args))
     shown = json.dumps({"data": call.data, "error": call.error,
                         "evidence": [e.model_dump() for e in call.evidence]}, default=str)

@@ -17,6 +17,7 @@ import pytest
 
 from agentkit import Host, Sandbox
 from agentkit._sandbox._commands import _BASE_ENV, _run
+from agentkit._sandbox._kernel import Setting
 from agentkit._sandbox._paths import Root
 
 from .attempts import (
@@ -45,12 +46,18 @@ def _id(a: Attempt) -> str:
     return f"{a.category}-{a.tool}-{str(a.args)[:60]}"
 
 
-@pytest.mark.parametrize("attempt", ALL, ids=[f"{i:03d}" for i in range(len(ALL))])
-def test_attempt_fails_closed(arena: Arena, attempt: Attempt) -> None:
+# Commands run twice: with the kernel layer, and with the userspace checks alone (each must
+# hold by itself; the kernel layer is defence in depth, not the only wall).
+MODES = [(a, "auto") for a in ALL] + [(a, "allowlist") for a in ALL if a.tool == "run_command"]
+
+
+@pytest.mark.parametrize(("attempt", "sandbox"), MODES,
+                         ids=[f"{i:03d}-{m}" for i, (_, m) in enumerate(MODES)])
+def test_attempt_fails_closed(arena: Arena, attempt: Attempt, sandbox: Setting) -> None:
     if attempt.needs_git and GIT is None:
         pytest.skip("git is not installed in /usr/bin or /bin")
     start = time.monotonic()
-    outcome = judge(arena, attempt)
+    outcome = judge(arena, attempt, sandbox)
     assert not outcome.escaped, f"{_id(attempt)}: {outcome.why}"
     if attempt.category in MUST_REFUSE:  # not merely harmless: refused, with a reason
         assert outcome.refused and outcome.why, _id(attempt)
