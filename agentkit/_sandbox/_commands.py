@@ -27,7 +27,7 @@ from .._tool import ToolContext, ToolError, ToolOutput, tool
 from . import _git
 from ._captures import SnapshotError, find_command, read_capture
 from ._copies import CONTENT_PRINTERS, Copy, make_copies
-from ._kernel import KernelUnavailable, layer, needs_of, within_any, wrap
+from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
 from ._redact import redact
@@ -105,6 +105,7 @@ async def run_command(
         raise ToolError(str(exc)) from None
     env = {**_BASE_ENV, **checked.env}
     timeout = min(timeout_s, ctx.host.command_timeout_s)
+    _no_secret_links(checked)
     with tempfile.TemporaryDirectory(prefix="agentkit-cmd-") as scratch:
         checked = _copied(checked, scratch, live=ctx.host.is_live)
         boxed = None
@@ -220,6 +221,20 @@ def _copied(checked: Checked, scratch: str, live: bool) -> Checked:
     argv = [checked.argv[0], *(given.get(a, a) for a in checked.argv[1:])]
     shown = {**checked.shown_as, **{c: checked.shown_as.get(t, t) for t, c in given.items()}}
     return Checked(argv, paths=checked.paths, env=checked.env, shown_as=shown)
+
+
+def _no_secret_links(checked: Checked) -> None:
+    """Refuse an operand that is a credential file under another name (a hard link)."""
+    secrets = secret_inodes()
+    for a in checked.argv[1:]:
+        if a in checked.paths or a in checked.shown_as:
+            try:
+                st = os.stat(a if a.startswith("/") else "/" + a)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in secrets:
+                raise ToolError(f"refused: {checked.shown_as.get(a, a)} is a credential file "
+                                "under another name (a hard link); the sandbox never reads it")
 
 
 _MAX_BINDS = 64  # mounts cost bubblewrap time: past this, mount the common directory

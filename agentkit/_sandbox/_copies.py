@@ -8,6 +8,8 @@ and the PEM header are all still beside the secret, and the program is given tha
 whatever it slices, the secret is not in what it reads. Output is still redacted after.
 
 Programs that print only metadata (``wc``, ``ls``, ``stat``, hashes) read the real file.
+A file that is not a regular file (a FIFO, a device) is refused; one that cannot be opened is
+left for the program, which meets the same error and says so.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ def read_part(real: str, part: str) -> tuple[bytes, int]:
 
 def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str) -> dict[str, str]:
     """For each operand (argv text → file) the path the program reads instead: a redacted
-    copy in ``scratch``, or the file itself when redaction changed nothing in what it reads.
-    """
+    copy in ``scratch``. Always a copy, even when redaction changed nothing: the program then
+    reads the bytes that were redacted, not whatever a writer on the host put there since."""
     part = window_of(argv)
     given: dict[str, str] = {}
     for n, (text, copy) in enumerate(sorted(operands.items())):
@@ -100,8 +102,6 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str) -> dic
         except OSError:
             continue  # the program meets the same error and says so itself
         clean = redacted_text(data, part, size, copy.host_path)
-        if clean == data and (part == "whole" or size <= len(data)):
-            continue
         path = os.path.join(scratch, f"{n}-{os.path.basename(copy.real)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:

@@ -248,6 +248,33 @@ def _existing_secrets(_epoch: int) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def secret_inodes() -> frozenset[tuple[int, int]]:
+    """(device, inode) of every credential file found (and of the files directly inside a
+    credential directory): a hard link elsewhere is the same file under a name no mask and
+    no deny-list covers, so operands are compared by inode too."""
+    return _inodes(int(time.monotonic() // _MASK_TTL_S))
+
+
+@functools.lru_cache(maxsize=1)
+def _inodes(epoch: int) -> frozenset[tuple[int, int]]:
+    found: set[tuple[int, int]] = set()
+    for path in _existing_secrets(epoch):
+        names = [path]
+        if os.path.isdir(path):
+            try:
+                names = [os.path.join(path, n) for n in os.listdir(path)[:1000]]
+            except OSError:
+                names = []
+        for name in names:
+            try:
+                st = os.stat(name)
+            except OSError:
+                continue
+            if not os.path.isdir(name):
+                found.add((st.st_dev, st.st_ino))
+    return frozenset(found)
+
+
 def _homes() -> list[str]:
     homes = {"/root", *(entry.pw_dir for entry in pwd.getpwall())}
     homes.update(glob.glob("/home/*"))

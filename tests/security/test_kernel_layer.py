@@ -57,10 +57,12 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (path / ".netrc").write_text(f"machine h login u password {SECRET}\n")
     monkeypatch.setattr(_kernel, "_homes", lambda: [str(path)])
     _kernel._existing_secrets.cache_clear()
+    _kernel._inodes.cache_clear()
     try:
         yield path
     finally:
         _kernel._existing_secrets.cache_clear()
+        _kernel._inodes.cache_clear()
         subprocess.run(["rm", "-rf", str(path)], check=True)
 
 
@@ -349,3 +351,18 @@ def test_with_every_userspace_check_off_git_still_writes_nothing(
         assert _tree_state(home_repo) != before
     finally:
         subprocess.run(["rm", "-rf", str(home_repo)], check=True)
+
+
+@pytest.mark.parametrize("argv", [["cat", "{f}"], ["tail", "-c", "41", "{f}"],
+                                  ["grep", "-r", "-o", "[A-Za-z0-9/]\\{30,\\}", "{d}"]])
+def test_a_hard_link_to_a_credential_file_is_refused(home: Path, argv: list[str]) -> None:
+    # A hard link is the same file under another name: no mask or deny-list names it, so
+    # operands are compared by inode with the credential files found.
+    allowed = home / "allowed"
+    allowed.mkdir()
+    os.link(home / ".aws" / "credentials", allowed / "innocent.txt")
+    host = Host(root=Root("/", allow=(str(allowed),)), sandbox="kernel")
+    r = call(host, [a.replace("{f}", str(allowed / "innocent.txt")).replace("{d}", str(allowed))
+                    for a in argv])
+    assert SECRET not in f"{r.data}{r.error}"
+    assert not r.ok and "hard link" in r.error
