@@ -234,7 +234,8 @@ def _no_secret_links(checked: Checked) -> None:
                 continue
             if (st.st_dev, st.st_ino) in secrets:
                 raise ToolError(f"refused: {checked.shown_as.get(a, a)} is a credential file "
-                                "under another name (a hard link); the sandbox never reads it")
+                                "(matched by inode: a hard link under another name is too); "
+                                "the sandbox never reads it")
 
 
 _MAX_BINDS = 64  # mounts cost bubblewrap time: past this, mount the common directory
