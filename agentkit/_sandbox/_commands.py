@@ -107,7 +107,7 @@ async def run_command(
     timeout = min(timeout_s, ctx.host.command_timeout_s)
     _no_secret_links(checked)
     with tempfile.TemporaryDirectory(prefix="agentkit-cmd-") as scratch:
-        checked = _copied(checked, scratch, live=ctx.host.is_live)
+        checked = _copied(ctx, checked, scratch)
         boxed = None
         if kernel:
             reached = _reached(checked, exe, scratch)
@@ -204,7 +204,7 @@ def _walked(ctx: ToolContext, checked: Checked) -> Checked:
     return Checked(argv, paths=[f for fs in files.values() for f in fs], env=checked.env)
 
 
-def _copied(checked: Checked, scratch: str, live: bool) -> Checked:
+def _copied(ctx: ToolContext, checked: Checked, scratch: str) -> Checked:
     """A program that prints file contents gets redacted copies of its file operands (see
     _copies.py); the output names the files as the host does."""
     if checked.argv[0] not in CONTENT_PRINTERS:
@@ -212,10 +212,9 @@ def _copied(checked: Checked, scratch: str, live: bool) -> Checked:
     operands: dict[str, Copy] = {}
     for text in dict.fromkeys(checked.argv[1:]):
         if text in checked.shown_as or text in checked.paths:
-            real = os.path.realpath(text if text.startswith("/") else "/" + text) if live \
-                else text
-            operands[text] = Copy(real, checked.shown_as.get(text, text))
-    given = make_copies(checked.argv, operands, scratch)
+            host_path = checked.shown_as.get(text, text)
+            operands[text] = Copy(host_path if host_path.startswith("/") else "/" + host_path)
+    given = make_copies(checked.argv, operands, scratch, ctx.host.root)
     if not given:
         return checked
     argv = [checked.argv[0], *(given.get(a, a) for a in checked.argv[1:])]

@@ -8,18 +8,18 @@ and the PEM header are all still beside the secret, and the program is given tha
 whatever it slices, the secret is not in what it reads. Output is still redacted after.
 
 Programs that print only metadata (``wc``, ``ls``, ``stat``, hashes) read the real file.
-A file that is not a regular file (a FIFO, a device) is refused; one that cannot be opened is
-left for the program, which meets the same error and says so.
+A file that is not a regular file (a FIFO, a device) is refused, as is anything the path
+guard refuses.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 
 from .._tool import ToolError
+from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
@@ -33,8 +33,7 @@ _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
 @dataclass(frozen=True)
 class Copy:
-    real: str  # the file the program would have read
-    host_path: str  # the name the host knows it by (for file-aware rules such as .env)
+    host_path: str  # the file the program would read, as the host names it
 
 
 def window_of(argv: list[str]) -> str:
@@ -65,46 +64,44 @@ def redacted_text(data: bytes, part: str, size: int, host_path: str) -> bytes:
     return redact_file(host_path, text).encode("utf-8", "surrogateescape")
 
 
-def read_part(real: str, part: str) -> tuple[bytes, int]:
-    """(bytes the program will read, file size). Non-regular files: ToolError."""
-    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"refused: {real} is not a regular file")
-        size = st.st_size
-        if part == "whole" and size > WHOLE_LIMIT:
-            raise ToolError(
-                f"refused: {real} is {size >> 20} MiB; programs that print file contents read "
-                f"a redacted copy, which stops at {WHOLE_LIMIT >> 20} MiB. Use head or tail "
-                "(they read 2 MiB from the end they print) or a smaller file")
-        if part == "tail" and size > WINDOW:
-            os.lseek(fd, size - WINDOW, os.SEEK_SET)
-        limit = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
-        chunks, left = [], limit
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks), size
-    finally:
-        os.close(fd)
+def read_part(fd: int, size: int, name: str, part: str) -> bytes:
+    """The bytes of the open regular file ``fd`` that the program will read."""
+    if part == "whole" and size > WHOLE_LIMIT:
+        raise ToolError(
+            f"refused: {name} is {size >> 20} MiB; programs that print file contents read a "
+            f"redacted copy, which stops at {WHOLE_LIMIT >> 20} MiB. Use head or tail (they "
+            "read 2 MiB from the end they print) or a smaller file")
+    if part == "tail" and size > WINDOW:
+        os.lseek(fd, size - WINDOW, os.SEEK_SET)
+    limit = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
+    chunks, left = [], limit
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
-def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str) -> dict[str, str]:
+def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
+                root: Root) -> dict[str, str]:
     """For each operand (argv text → file) the path the program reads instead: a redacted
-    copy in ``scratch``. Always a copy, even when redaction changed nothing: the program then
-    reads the bytes that were redacted, not whatever a writer on the host put there since."""
+    copy in ``scratch``. The file is opened through the path guard's resolver (links
+    followed inside the root only, each component without following a link swapped in, the
+    policy applied to what is opened), so what is copied is what the policy allowed, even
+    while a writer on the host swaps the path. Always a copy, even when redaction changed
+    nothing: the program reads the bytes that were redacted."""
     part = window_of(argv)
     given: dict[str, str] = {}
     for n, (text, copy) in enumerate(sorted(operands.items())):
         try:
-            data, size = read_part(copy.real, part)
-        except OSError:
-            continue  # the program meets the same error and says so itself
+            with opened(root, copy.host_path) as f:
+                data = read_part(f.fd, f.st.st_size, copy.host_path, part)
+                size = f.st.st_size
+        except PathRefused as exc:
+            raise ToolError(f"refused: {exc}") from None
         clean = redacted_text(data, part, size, copy.host_path)
-        path = os.path.join(scratch, f"{n}-{os.path.basename(copy.real)[:100]}")
+        path = os.path.join(scratch, f"{n}-{os.path.basename(copy.host_path)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(clean)
+        with os.fdopen(fd, "wb") as out:
+            out.write(clean)
         given[text] = path
     return given

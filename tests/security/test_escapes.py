@@ -91,7 +91,7 @@ def test_benign_recursive_grep_inside_allowed_still_works(arena: Arena) -> None:
 
 # -- the symlink race: a path flips between a regular file and a link to the canary
 
-@pytest.mark.parametrize("tool", ["read_file", "grep", "parse_config"])
+@pytest.mark.parametrize("tool", ["read_file", "grep", "parse_config", "cat", "tail"])
 def test_symlink_swap_race_never_reads_the_canary(tmp_path: Path, tool: str) -> None:
     allowed, outside = tmp_path / "allowed", tmp_path / "outside"
     allowed.mkdir()
@@ -114,8 +114,13 @@ def test_symlink_swap_race_never_reads_the_canary(tmp_path: Path, tool: str) -> 
     t = threading.Thread(target=swapper, daemon=True)
     t.start()
     box = Sandbox(Host(root=Root("/", allow=(str(allowed),))), task_id="race")
+    # cat and tail: a content printer's redacted copy is opened through the same resolver
     args = {"read_file": {"path": str(target)}, "grep": {"pattern": ".", "path": str(allowed)},
-            "parse_config": {"path": str(target), "format": "ini"}}[tool]
+            "parse_config": {"path": str(target), "format": "ini"},
+            "cat": {"argv": ["cat", str(target)]},
+            "tail": {"argv": ["tail", "-c", "+1", str(target)]}}[tool]
+    if tool in ("cat", "tail"):
+        tool = "run_command"
     reads = ok = 0
 
     async def hammer() -> None:

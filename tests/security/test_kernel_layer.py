@@ -75,7 +75,7 @@ def no_userspace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_commands, "_police", lambda ctx, operand: os.path.realpath(operand))
     monkeypatch.setattr(_commands, "_into_root", lambda ctx, checked: Checked(
         checked.argv, paths=checked.paths))
-    monkeypatch.setattr(_commands, "_copied", lambda checked, scratch, live: checked)
+    monkeypatch.setattr(_commands, "_copied", lambda ctx, checked, scratch: checked)
     monkeypatch.setattr(_commands, "_no_secret_links", lambda checked: None)
     monkeypatch.setattr(_commands, "redact", lambda text: text)
     monkeypatch.setattr(_commands, "trusted_binary", lambda name, dirs: name if
