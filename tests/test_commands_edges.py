@@ -512,3 +512,48 @@ def test_ps_never_prints_an_environment(argv: list[str]) -> None:
         assert not r.ok and "environ" in r.error
     else:
         assert r.ok and r.data["exit_code"] == 0
+
+
+@pytest.mark.parametrize("planted", ["info/grafts", "objects/pack", "refs/tags/v9"])
+def test_a_link_anywhere_in_dot_git_is_refused(repo_host: tuple[Host, Path], tmp_path: Path,
+                                               planted: str) -> None:
+    # git follows a link below the top of .git (grafts, an objects directory) to any file and
+    # prints what it read ("bad graft data: <content>"); the red team read files so
+    host, repo = repo_host
+    outside = tmp_path / "outside-secret"
+    outside.write_text("CANARY-grafts\n")
+    link = repo / ".git" / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists():
+        subprocess.run(["rm", "-rf", str(link)], check=True)
+    os.symlink(outside, link)
+    r = call(host, ["git", "-C", str(repo), "log"])
+    assert not r.ok and "symbolic link inside .git" in r.error and planted in r.error
+    assert "CANARY" not in str(r.data)
+
+
+@pytest.mark.parametrize("args", [["describe", "--dirt"], ["describe", "--broke"],
+                                  ["log", "--outpu=/tmp/x"], ["log", "-GSECRET"],
+                                  ["log", "-S", "SECRET"]])
+def test_git_abbreviations_and_the_pickaxe_are_refused(repo_host: tuple[Host, Path],
+                                                       args: list[str]) -> None:
+    host, repo = repo_host
+    r = call(host, ["git", "-C", str(repo), *args])
+    assert not r.ok and "not allowed" in r.error
+
+
+def test_git_show_of_a_dot_env_file_is_redacted_as_cat_redacts_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    value = "Zk2x9QpL7vR4tY8wN3mB"  # under a key name no rule knows: only the .env rule
+    (repo / ".env").write_text(f"UPSTREAM={value}\n")
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    for argv in (["init", "-q", "-b", "main"], ["add", ".env"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "env"]):
+        subprocess.run(["git", *argv], cwd=repo, check=True, env=env, capture_output=True)
+    host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0)
+    cat = call(host, ["cat", str(repo / ".env")])
+    assert cat.ok and value not in cat.data["stdout"]
+    for args in (["show", "HEAD:.env"], ["log", "-p", "--", ".env"]):
+        r = call(host, ["git", "-C", str(repo), *args])
+        assert r.ok and "UPSTREAM" in r.data["stdout"] and value not in r.data["stdout"], args

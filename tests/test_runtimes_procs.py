@@ -101,3 +101,16 @@ def test_a_snapshot_serves_the_processes_it_captured(engine: subprocess.Popen[by
     r = anyio.run(Sandbox(Host.at(out), task_id="t").call, "serving_processes", {})
     assert r.ok and any(p["pid"] == engine.pid for p in r.data["processes"])
     assert r.data["source"].startswith("snapshot ")
+
+
+def test_a_secret_flags_value_is_withheld_whatever_it_looks_like() -> None:
+    # argv holds `--api-key` and its value as two elements: redacted one by one, the value
+    # is a bare string no rule recognises (the red team read keys this way)
+    from agentkit._sandbox._procs import redact_argv
+
+    argv = ["vllm", "serve", "/m", "--api-key", "plainvalue1", "--ssl-keyfile-password", "pw",
+            "--hf-token", "-dash", "--tokenizer", "/m/tok", "--max-num-batched-tokens", "8192",
+            "--ssl-keyfile", "/etc/k.pem", "--kv-cache-dtype", "fp8"]
+    out = redact_argv(argv)
+    assert [out[i] for i in (4, 6, 8)] == ["[withheld]"] * 3
+    assert out[9:] == argv[9:]  # tokenizer paths, token counts and key file paths stay

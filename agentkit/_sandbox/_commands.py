@@ -30,7 +30,7 @@ from ._copies import CONTENT_PRINTERS, Copy, make_copies
 from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
-from ._redact import redact
+from ._redact import redact, redact_file
 
 _STDERR_LIMIT = 16 * 1024
 _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -127,7 +127,20 @@ async def run_command(
     if timed_out:
         raise ToolError(f"`{shown}` did not finish within {timeout:g}s; its process group was "
                         "killed. Narrow the command (fewer files, -n N) and retry")
-    return _result(ctx, argv, redact(out), redact(err), code, truncated, captured=None)
+    return _result(ctx, argv, _redacted_output(argv, out), redact(err), code, truncated,
+                   captured=None)
+
+
+def _redacted_output(argv: list[str], out: str) -> str:
+    """Output redacted, by a file's own rule where git prints a file (``git show REV:.env``,
+    ``git log -p -- app.env``): a .env file is redacted by the stricter rule as cat's is."""
+    if argv[:1] == ["git"]:
+        after = argv[argv.index("--") + 1:] if "--" in argv else []
+        named = [a.split(":", 1)[1] for a in argv[1:] if ":" in a and not a.startswith("-")]
+        for name in named + after:
+            if name.rsplit("/", 1)[-1].endswith(".env"):
+                return redact_file(name, out)
+    return redact(out)
 
 
 # Programs that only read the files they are given: on a snapshot they run on the snapshot's
@@ -301,8 +314,27 @@ def _vetted_git(ctx: ToolContext, checked: Checked) -> Checked:
 
     _git.vet_repository(git_dir, entries, read)
     real = os.path.realpath(os.path.join(root.path, repo.lstrip("/")))
+    _no_links_below(os.path.join(real, ".git"))
     argv, env = _git.command(real, os.path.join(real, ".git"), checked.argv[1:])
     return Checked(argv, paths=checked.paths, env=env)
+
+
+_MAX_GIT_ENTRIES = 300_000
+
+
+def _no_links_below(git_dir: str) -> None:
+    """No symbolic link anywhere in ``.git``: git follows one (``info/grafts``, a directory
+    of ``objects``) to any file and prints what it read. Git itself never makes one there."""
+    seen = 0
+    for top, dirs, files in os.walk(git_dir, followlinks=False):
+        for name in dirs + files:
+            seen += 1
+            if os.path.islink(os.path.join(top, name)):
+                shown = os.path.relpath(os.path.join(top, name), os.path.dirname(git_dir))
+                raise Refused(f"{shown} is a symbolic link inside .git; git would read what it "
+                              "points to, so the repository is refused")
+        if seen > _MAX_GIT_ENTRIES:
+            raise Refused(f"{git_dir} holds more than {_MAX_GIT_ENTRIES} files; too many to vet")
 
 
 def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:

@@ -90,7 +90,10 @@ def list_dir(
 
 def glob_paths(ctx: ToolContext, pattern: str, limit: int = _MAX_GLOB) -> tuple[list[str], bool]:
     """Host paths matching a glob (``*``, ``?``, ``[..]`` per component, ``**`` for any depth)."""
-    parts = [p for p in normalize(pattern).split("/") if p]
+    try:
+        parts = [p for p in normalize(pattern).split("/") if p]
+    except PathRefused as exc:  # an empty pattern, a NUL byte: the caller's mistake, said so
+        raise ToolError(f"refused: {exc}") from None
     found: list[str] = []
     visited = 0
 
@@ -223,7 +226,10 @@ def _grep_targets(ctx: ToolContext, path: str) -> tuple[list[str], bool]:
     try:
         list_entries(ctx.host.root, path)
     except PathRefused:
-        return [normalize(path)], False
+        try:
+            return [normalize(path)], False
+        except PathRefused as exc:
+            raise ToolError(f"refused: {exc}") from None
     found, capped = glob_paths(ctx, normalize(path).rstrip("/") + "/**", _MAX_FILES)
     return [p for p in found if _is_file(ctx, p)], capped
 

@@ -39,6 +39,18 @@ _FORBIDDEN = re.compile(
     r"--paginate|-p|--open-files-in-pager.*|-O.*|--show-signature|--mailmap|--use-mailmap|"
     r"--stdin|--edit.*|--file.*|--ignore-revs-file.*|--orderfile.*|--follow-symlinks"
 )
+# git's option parser takes any unambiguous prefix of a long option (`describe --dirt` is
+# --dirty): an argument that is a prefix of one of these is refused as that option would be.
+_FORBIDDEN_LONG = (
+    "--config-env", "--exec-path", "--upload-pack", "--receive-pack", "--output", "--ext-diff",
+    "--textconv", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--paginate",
+    "--open-files-in-pager", "--show-signature", "--mailmap", "--use-mailmap", "--stdin",
+    "--edit", "--file", "--ignore-revs-file", "--orderfile", "--follow-symlinks", "--exec",
+    "--dirty", "--broken", "--pickaxe-regex", "--pickaxe-all", "--find-object",
+)
+# -G/-S (the pickaxe) select commits by their content: a yes/no answer about text the output
+# redaction hides, asked once per guess, reads a secret out of the history bit by bit.
+_PICKAXE = re.compile(r"-[GS].*")
 # `git log -p` is the common way to see a patch; -p is refused only where it means --paginate
 # (before the subcommand, which the subcommand allowlist already excludes), so allow it after.
 _PATCH_OK = {"-p", "--patch"}
@@ -84,6 +96,14 @@ def check_args(args: list[str]) -> tuple[str, list[str]]:
             continue
         if _FORBIDDEN.fullmatch(a) or a.startswith("--output") or a.startswith("--exec"):
             raise Refused(f"git: option {a!r} is not allowed")
+        name = a.split("=", 1)[0]
+        if len(name) > 3 and name.startswith("--") and any(
+                full.startswith(name) for full in _FORBIDDEN_LONG):
+            raise Refused(f"git: option {a!r} is not allowed (git reads it as "
+                          f"{next(f for f in _FORBIDDEN_LONG if f.startswith(name))})")
+        if _PICKAXE.fullmatch(a):
+            raise Refused(f"git: {a[:2]} (the pickaxe) is not allowed: it tests commits' "
+                          "content one guess at a time, past the output's redaction")
     if sub in ("branch", "tag"):
         _check_listing(sub, args[1:])
     if sub == "describe" and any(a.split("=")[0] in ("--dirty", "--broken") for a in args[1:]):

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from ._kernel import secret_inodes
+
 _MAX_LINKS = 40
 
 # Never readable, whatever the root: kernel interfaces, devices and well-known credential
@@ -51,6 +53,38 @@ _DENIED_GLOBS = (
     "*/id_ed25519*",
     "*.pem",
     "*.key",
+    # the rest of what the kernel layer masks in a home (_kernel._HOME_SECRETS): the file tools
+    # run in this process, without that layer, so the names are refused here too
+    "*/.vault-token",
+    "*/.password-store/*",
+    "*/.local/share/keyrings/*",
+    "*/.config/containers/auth.json",
+    "*/containers/auth.json",
+    "/run/containers/*/auth.json",
+    "*/.gnupg/*",
+    "*/.npmrc",
+    "*/.pypirc",
+    "*/.config/gh/*",
+    "*/.aws/*",
+    "*/.docker/*",
+    "*/.kube/*",
+    "*/.config/rclone/*",
+    "*/.terraform.d/credentials.tfrc.json",
+    "*/.*_history",
+    "*/.lesshst",
+    "*/.viminfo",
+    "/etc/ssl/private/*",
+    "/etc/kubernetes/pki/*",
+    "/var/lib/kubelet/pki/*",
+    "*/kubernetes.io~secret/*",
+    "/etc/docker/key.json",
+    "/etc/wireguard/*",
+    "/etc/NetworkManager/system-connections/*",
+    "/var/lib/docker/containers/*",  # each container's config holds its environment
+    "/var/lib/docker/swarm/*",
+    "/etc/kubernetes/*.conf",
+    "/etc/rancher/k3s/k3s.yaml",
+    "/etc/rancher/rke2/rke2.yaml",
 )
 
 
@@ -166,9 +200,14 @@ def open_in_root(root: Root, host_path: str, *, directory: bool = False) -> Open
     check_policy(root, normalize(host_path))  # the asked path, and below the resolved one
     root_fd = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        return _open_from(root, root_fd, host_path, directory, 0)
+        o = _open_from(root, root_fd, host_path, directory, 0)
     finally:
         os.close(root_fd)
+    if not directory and (o.st.st_dev, o.st.st_ino) in secret_inodes():
+        os.close(o.fd)  # a hard link: a credential file under a name no rule covers
+        raise PathRefused(f"{o.host_path} is a credential file (matched by inode: a hard link "
+                          "under another name is too); the sandbox never reads it")
+    return o
 
 
 def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth: int,

@@ -21,7 +21,12 @@ from ._redact import redact
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
                         r"HOME|USER|CUDA_VISIBLE_DEVICES|LD_PRELOAD")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|AUTH|CRED|COOKIE|SESSION|"
+                          r"PRIVATE|ATTEST|SIGNING|CERT", re.I)
+# A flag whose value is secret (--api-key V, --ssl-keyfile-password V, --hf-token V): argv
+# holds the flag and the value as two elements, and each alone looks harmless.
+_SECRET_FLAG = re.compile(r"--?(?:\w+[-_])*(?:api[-_]key|key|token|secret|password|passwd|"
+                          r"passphrase|credentials?|auth)", re.I)
 _MAX_PROCS = 64
 CAPTURE = "processes.json"
 
@@ -29,6 +34,15 @@ CAPTURE = "processes.json"
 def _read(path: str, limit: int = 1 << 20) -> bytes:
     with open(path, "rb") as f:
         return f.read(limit)
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """Each element redacted, and the element after a secret-naming flag withheld."""
+    out = []
+    for i, a in enumerate(argv):
+        after_flag = i > 0 and _SECRET_FLAG.fullmatch(argv[i - 1]) is not None
+        out.append("[withheld]" if after_flag else redact(a))
+    return out
 
 
 def engine_argv(argv: list[str]) -> bool:
@@ -58,7 +72,7 @@ def _process(pid: int) -> dict[str, Any] | None:
     argv = [a for a in argv if a] if argv and argv[-1] == "" else argv
     if not argv or not engine_argv(argv):
         return None
-    info: dict[str, Any] = {"pid": pid, "argv": [redact(a) for a in argv]}
+    info: dict[str, Any] = {"pid": pid, "argv": redact_argv(argv)}
     try:
         stat = _read(f"{base}/stat").decode()
         info["ppid"] = int(stat.rsplit(")", 1)[1].split()[1])

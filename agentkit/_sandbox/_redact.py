@@ -154,8 +154,9 @@ def _redact_k8s(text: str) -> str:
     return "\n".join(out)
 
 
+# A line may carry a diff's +/- (git log -p, git show of a commit).
 _DOTENV_LINE = re.compile(
-    r"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*=\s*[\"']?)([^\s\"'#]+)")
+    r"(?m)^([+-]?\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*=\s*[\"']?)([^\s\"'#]+)")
 
 
 def redact_env_file(text: str) -> str:

@@ -53,7 +53,12 @@ class ToolCall:
     def for_model(self) -> str:
         if not self.ok:
             return json.dumps({"error": self.error})
-        return orjson.dumps(self.data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        try:
+            return orjson.dumps(self.data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            # orjson refuses integers past 64 bits and lone surrogates (a host file's bytes
+            # that are not UTF-8); the stdlib encoder takes both, escaped
+            return json.dumps(self.data, default=str)
 
 
 class ToolCache:

@@ -367,3 +367,42 @@ def test_a_hard_link_to_a_credential_file_is_refused(home: Path, argv: list[str]
                     for a in argv])
     assert SECRET not in f"{r.data}{r.error}"
     assert not r.ok and "hard link" in r.error
+
+
+def test_the_file_tools_refuse_every_name_the_kernel_layer_masks() -> None:
+    # The file tools run in this process, without the kernel layer: a credential name the
+    # mounts hide but the path guard reads would leak through read_file and grep.
+    from agentkit._sandbox._paths import PathRefused, check_policy
+
+    names = [f"/home/u/{n}" for n in _kernel._HOME_SECRETS] + [
+        p.replace("*", "x") for p in _kernel._SYSTEM_SECRETS + _kernel._KUBECONFIGS]
+    missed = []
+    for name in names:
+        for path in (name, f"{name}/inner"):
+            try:
+                check_policy(Root("/"), path)
+            except PathRefused:
+                break
+        else:
+            missed.append(name)
+    assert not missed
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("read_file", {"path": "{f}"}), ("grep", {"pattern": ".", "path": "{d}"}),
+    ("parse_config", {"path": "{f}", "format": "ini"})])
+def test_the_file_tools_refuse_a_hard_link_to_a_credential_file(home: Path, tool: str,
+                                                                args: dict[str, str]) -> None:
+    # a bare token: nothing for output redaction to recognise, so only the refusal stands
+    (home / ".vault-token").write_text(SECRET + "\n")
+    _kernel._existing_secrets.cache_clear()
+    _kernel._inodes.cache_clear()
+    allowed = home / "allowed"
+    allowed.mkdir()
+    os.link(home / ".vault-token", allowed / "innocent.txt")
+    host = Host(root=Root("/", allow=(str(allowed),)))
+    filled = {k: v.replace("{f}", str(allowed / "innocent.txt")).replace("{d}", str(allowed))
+              for k, v in args.items()}
+    r = anyio.run(Sandbox(host, task_id="t").call, tool, filled)
+    assert SECRET not in f"{r.data}{r.error}{r.evidence}"
+    assert SECRET[:12] not in f"{r.data}{r.error}{r.evidence}"
