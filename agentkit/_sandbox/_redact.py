@@ -14,7 +14,8 @@ from functools import lru_cache
 
 _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("private-key", re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         re.S)),
     ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
@@ -23,6 +24,7 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
     ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
     ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
+    ("vault-token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}")),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}\b")),
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("stripe-key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}")),
@@ -37,9 +39,9 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
 # The key must *end* in the secret word: HF_TOKEN, db_password, aws_secret_access_key; not
 # bos_token_id or max_tokens.
 _SECRET_KEY = (
-    r"(?:[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?|secret|token|api[_\-]?key|apikey|"
+    r"(?:[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|apikey|"
     r"access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|session[_\-]?key|"
-    r"client[_\-]?secret|secret[_\-]?key)(?![A-Za-z0-9_]))"
+    r"client[_\-]?secret|secret[_\-]?key)(?:[_\-]\d+|[_\-]base)?(?![A-Za-z0-9_]))"
 )
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced. An
 # unquoted value after `=` runs to whitespace (env files), after `:` to the next , ; } ]
@@ -69,8 +71,8 @@ _BENIGN_VALUE = re.compile(
 )
 # Kubernetes Secret manifests carry base64 values under data:/stringData:. Lines may carry a
 # `grep -rn` prefix (/path:12:) in command output.
-_PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?"
-_K8S_SECRET = re.compile(rf"(?m)^{_PREFIX}kind:\s*Secret\s*$")
+_PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?[+\- ]?"  # and a diff's +/-/context column
+_K8S_SECRET = re.compile(rf"(?m)^{_PREFIX}[\"']?kind[\"']?:\s*[\"']?Secret[\"']?\s*,?\s*$")
 _K8S_LINE = re.compile(rf"^({_PREFIX})(.*)$", re.S)
 _K8S_DATA_LINE = re.compile(r"^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
 
@@ -80,7 +82,8 @@ _K8S_DATA_LINE = re.compile(r"^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
 # most tool output, skips the twenty substitutions: redaction runs on every string that
 # leaves a tool, so it sits on the hot path (docs/benchmarks.md).
 _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|"
-                      r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential")
+                      r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential|"
+                      r"pwd|hv[sbr]\.")
 
 
 def redact(text: str) -> str:

@@ -87,6 +87,19 @@ SECRETS: list[Secret] = [
     Secret("netrc", f"machine api.example.com login bob password {_b(15, 20)}", (_b(15, 20),)),
     Secret("slack-token", f"SLACK=xoxb-1234567890-{_b(6, 24)}", (_b(6, 24),)),
     Secret("gitlab-token", f"glpat-{_b(7, 20)}", (_b(7, 20),)),
+    # found by the red team (issue 12): each slipped past the redactor
+    Secret("private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n"
+           f"lQOYBG{_b(60, 60)}\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----",
+           (_b(60, 60)[:24],)),
+    Secret("vault-token", f"VAULT_ADDR=https://v:8200\nvault token hvs.{_b(61, 90)}",
+           (_b(61, 90)[:24],)),
+    Secret("assignment", f"API_KEY_1={_b(62, 30)}\nSECRET_KEY_BASE={_b(63, 40)}",
+           (_b(62, 30)[:20], _b(63, 40)[:20])),
+    Secret("assignment", f"MYSQL_PWD={_b(64, 24)}", (_b(64, 24)[:20],)),
+    Secret("k8s-secret", f'kind: "Secret"\ndata:\n  password: {_b(65, 32)}',
+           (_b(65, 32)[:20],)),
+    Secret("k8s-secret", f"+apiVersion: v1\n+kind: Secret\n+data:\n+  token: {_b(66, 32)}",
+           (_b(66, 32)[:20],)),
 ]
 
 FORMATS = sorted({s.fmt for s in SECRETS})

@@ -366,7 +366,8 @@ def test_a_hard_link_to_a_credential_file_is_refused(home: Path, argv: list[str]
     r = call(host, [a.replace("{f}", str(allowed / "innocent.txt")).replace("{d}", str(allowed))
                     for a in argv])
     assert SECRET not in f"{r.data}{r.error}"
-    assert not r.ok and "hard link" in r.error
+    if "-r" not in argv:  # a recursive walk skips it, as it skips every refused file
+        assert not r.ok and "hard link" in r.error
 
 
 def test_the_file_tools_refuse_every_name_the_kernel_layer_masks() -> None:
