@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .._tool import ToolError
 from ._paths import PathRefused, Root, opened
-from ._redact import redact_file
+from ._redact import _K8S_SECRET, redact_file
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
 # Redaction runs at a few MB/s: a whole copy stops at 8 MiB. head and tail print from one
@@ -49,9 +49,17 @@ def window_of(argv: list[str]) -> str:
     return "whole"
 
 
-def redacted_text(data: bytes, part: str, size: int, host_path: str) -> bytes:
-    """``data`` (the whole file, or the window ``part`` of it) redacted as one text."""
+def redacted_text(data: bytes, part: str, size: int, host_path: str,
+                  head: bytes = b"") -> bytes:
+    """``data`` (the whole file, or the window ``part`` of it) redacted as one text. ``head``
+    is the file's start, for a tail window: a Kubernetes Secret says so only at its top."""
     text = data.decode("utf-8", "surrogateescape")
+    if part == "tail" and size > len(data) and _K8S_SECRET.search(
+            head.decode("utf-8", "replace")):
+        marker = "kind: Secret\ndata:\n"
+        text = text[text.find("\n") + 1:]
+        return redact_file(host_path, marker + text)[len(marker):].encode(
+            "utf-8", "surrogateescape")
     if part == "tail" and size > len(data):
         # The window starts mid-file: drop the cut line, and a key body whose BEGIN fell
         # before the window (its END comes first) is redacted up to that END.
@@ -96,9 +104,10 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
             with opened(root, copy.host_path) as f:
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
                 size = f.st.st_size
+                head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""
         except PathRefused as exc:
             raise ToolError(f"refused: {exc}") from None
-        clean = redacted_text(data, part, size, copy.host_path)
+        clean = redacted_text(data, part, size, copy.host_path, head)
         path = os.path.join(scratch, f"{n}-{os.path.basename(copy.host_path)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as out:

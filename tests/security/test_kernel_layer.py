@@ -407,3 +407,13 @@ def test_the_file_tools_refuse_a_hard_link_to_a_credential_file(home: Path, tool
     r = anyio.run(Sandbox(host, task_id="t").call, tool, filled)
     assert SECRET not in f"{r.data}{r.error}{r.evidence}"
     assert SECRET[:12] not in f"{r.data}{r.error}{r.evidence}"
+
+
+def test_a_tail_window_of_a_big_kubernetes_secret_is_still_redacted(tmp_path: Path) -> None:
+    # The window holds data lines only; that they are a Secret's is said at the file's top
+    f = tmp_path / "big-secret.yaml"
+    lines = "".join(f"  key{i}: {SECRET[:20]}{i:08d}\n" for i in range(80_000))
+    f.write_text(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n{lines}")
+    assert f.stat().st_size > 2 << 20
+    r = call(Host(root=Root("/", allow=(str(tmp_path),))), ["tail", "-n", "3", str(f)])
+    assert r.ok and r.data["stdout"].count("key") == 3 and SECRET[:20] not in r.data["stdout"]
