@@ -25,6 +25,7 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
     ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),
     ("vault-token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}")),
+    ("docker-auth", re.compile(r"(?i)(\"auth\"\s*:\s*\")[A-Za-z0-9+/=]{8,}")),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}\b")),
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("stripe-key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}")),
@@ -52,16 +53,26 @@ _ASSIGN = re.compile(
     (?P<key>(?P<kq>["'])?{_SECRET_KEY}["']?)
     (?P<sep>\s*(?:(?P<eq>=)|:)\s*)
     (?P<q>["'])?
-    (?P<val>(?(q)[^"'\n]*|(?(eq)(?(kq)[^"'\n]*|[^\s"']*)|(?![{{\[])[^\s"',;}}\]]*)))
+    (?P<val>(?(q)(?:\\.|[^"'\\\n])*|(?(eq)(?(kq)[^"'\n]*|[^\s"']*)|(?![{{\[|>])[^\s"',;}}\]]*)))
     """
 )
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
 _CLI_FLAG = re.compile(
-    rf"(?ix)(?P<key>(?<![\w-])--?{_SECRET_KEY})(?P<sep>\s+)(?P<q>[\"'])?"
-    r"(?P<val>(?(q)[^\"'\n]*|(?!-)\S+))"
+    rf"(?ix)(?P<key>(?<![\w-])--?{_SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
+    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b)[^\s\ue000]+))"
 )
 # ~/.netrc lines: `machine HOST login USER password SECRET`.
 _NETRC = re.compile(r"(?im)^(?=[^\n]*\b(?:machine|login)\s)([^\n]*?\bpassword\s+)\S+")
+_NETRC_FILE = re.compile(r"(?im)^\s*machine\s")
+_NETRC_LINE = re.compile(r"(?im)^(\s*password\s+)\S+")
+# A YAML block-mapping line `key: value`: the value is the rest of the line (commas and all)
+# (and a log line's `, next: 1` that is another key stays)
+_YAML_REST = re.compile(rf"(?im)^(\s*-?\s*{_SECRET_KEY}[ \t]*:[ \t]+\[REDACTED:secret\])"
+                        r"(?![,;]\s*[\w.\-]+\s*[:=](?:\s|$))[^\s#][^\n#]*")
+# A secret key whose value is a block scalar (`api_key: >` then indented lines)
+_BLOCK_KEY = re.compile(rf"(?i)^(\s*-?\s*[\"']?{_SECRET_KEY}[\"']?[ \t]*:[ \t]*)[|>][-+]?\d*\s*$")
+# ~/.pgpass: host:port:database:user:password
+_PGPASS = re.compile(r"(?m)^([^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)[^\s:]+$")
 _JOIN = "\ue000"  # a private-use character standing for a backslash-newline
 # A benign value that only looks secret: placeholders, booleans, references, paths.
 _BENIGN_VALUE = re.compile(
@@ -72,9 +83,15 @@ _BENIGN_VALUE = re.compile(
 # Kubernetes Secret manifests carry base64 values under data:/stringData:. Lines may carry a
 # `grep -rn` prefix (/path:12:) in command output.
 _PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?[+\- ]?"  # and a diff's +/-/context column
-_K8S_SECRET = re.compile(rf"(?m)^{_PREFIX}[\"']?kind[\"']?:\s*[\"']?Secret[\"']?\s*,?\s*$")
+_K8S_SECRET = re.compile(
+    rf"(?m)^{_PREFIX}[ \t]*(?:-[ \t]+)?[\"']?kind[\"']?:\s*[\"']?Secret[\"']?\s*,?\s*$")
 _K8S_LINE = re.compile(rf"^({_PREFIX})(.*)$", re.S)
 _K8S_DATA_LINE = re.compile(r"^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
+_K8S_DATA_KEY = re.compile(r"^([ -]*)(?:data|stringData):\s*$")
+_K8S_BLOCK = re.compile(r"^\s*[\w.\-]+:\s*[|>][-+]?\d*\s*$")
+_K8S_JSON_KIND = re.compile(r'"kind"\s*:\s*"Secret"')
+_K8S_JSON_DATA = re.compile(r'("(?:data|stringData)"\s*:\s*\{)([^{}]*)(\})')
+_K8S_JSON_VALUE = re.compile(r'("[^"\n]*"\s*:\s*)"(?:\\.|[^"\\\n])*"')
 
 
 # Every pattern above needs one of these literals somewhere in its match (a secret key word
@@ -83,7 +100,8 @@ _K8S_DATA_LINE = re.compile(r"^(\s+[A-Za-z0-9_.\-]+:\s*)(\S.*)$")
 # leaves a tool, so it sits on the hot path (docs/benchmarks.md).
 _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|"
                       r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential|"
-                      r"pwd|hv[sbr]\.")
+                      r"pwd|hv[sbr]\.|\"auth\"|machine|"
+                      r"(?m:^[^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:[^\s:]+$)")
 
 
 def redact(text: str) -> str:
@@ -113,16 +131,38 @@ def _redact_long(text: str) -> str:
 def _redact(text: str) -> str:
     for kind, pattern in _FORMATS:
         text = pattern.sub(_format_sub(kind), text)
-    text = _CLI_FLAG.sub(_assignment, text)
-    text = _NETRC.sub(r"\1[REDACTED:secret]", text)
     # A value continued on the next line (systemd's trailing backslash) is one value: join
     # the lines for matching, and put the line breaks back so line numbers still hold.
     text = text.replace("\\\n", _JOIN)
+    text = _CLI_FLAG.sub(_assignment, text)
+    text = _NETRC.sub(r"\1[REDACTED:secret]", text)
+    if _NETRC_FILE.search(text):
+        text = _NETRC_LINE.sub(r"\1[REDACTED:secret]", text)
     text = _ASSIGN.sub(_assignment, text)
     text = text.replace(_JOIN, "\\\n")
-    if _K8S_SECRET.search(text):
-        text = _redact_k8s(text)
+    text = _YAML_REST.sub(r"\1", text)
+    text = _PGPASS.sub(r"\1[REDACTED:secret]", text)
+    text = _redact_blocks(text)
+    if _K8S_SECRET.search(text) or _K8S_JSON_KIND.search(text):
+        text = _redact_k8s_json(_redact_k8s(text))
     return text
+
+
+def _redact_blocks(text: str) -> str:
+    """A secret key's block scalar (`api_key: >`, then more-indented lines) redacted."""
+    if "|" not in text and ">" not in text:
+        return text
+    lines = text.split("\n")
+    key_indent: int | None = None
+    for i, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if key_indent is not None and line.strip() and indent > key_indent:
+            lines[i] = line[:indent] + "[REDACTED:secret]"
+            continue
+        key_indent = None
+        if _BLOCK_KEY.match(line):
+            key_indent = indent
+    return "\n".join(lines)
 
 
 def _format_sub(kind: str) -> Callable[[re.Match[str]], str]:
@@ -142,19 +182,40 @@ def _assignment(m: re.Match[str]) -> str:
 
 
 def _redact_k8s(text: str) -> str:
+    """Every value under a Secret's data:/stringData: (at any depth: a Secret inside a
+    `kind: List`), block scalars included."""
     out: list[str] = []
-    in_data = False
+    data_indent: int | None = None
+    block_indent: int | None = None
     for line in text.split("\n"):
         m = _K8S_LINE.match(line)
         prefix, body = (m.group(1), m.group(2)) if m else ("", line)
-        if re.match(r"^(data|stringData):\s*$", body):
-            in_data = True
-        elif body and not body[0].isspace():
-            in_data = False
-        elif in_data and body.strip() and not body.strip().startswith("#"):
-            body = _K8S_DATA_LINE.sub(r"\1[REDACTED:k8s-secret]", body)
+        indent = len(body) - len(body.lstrip(" -"))
+        stripped = body.strip()
+        if block_indent is not None and stripped and indent > block_indent:
+            out.append(prefix + body[:indent] + "[REDACTED:k8s-secret]")
+            continue
+        block_indent = None
+        if d := _K8S_DATA_KEY.match(body):
+            data_indent = len(d.group(1))
+        elif data_indent is not None and stripped and indent <= data_indent:
+            data_indent = None
+        elif data_indent is not None and stripped and not stripped.startswith("#"):
+            if _K8S_BLOCK.match(body):
+                block_indent = indent
+            else:
+                body = _K8S_DATA_LINE.sub(r"\1[REDACTED:k8s-secret]", body)
         out.append(prefix + body)
     return "\n".join(out)
+
+
+def _redact_k8s_json(text: str) -> str:
+    """A Secret written as JSON: each string in its "data"/"stringData" object."""
+    if not _K8S_JSON_KIND.search(text):
+        return text
+    return _K8S_JSON_DATA.sub(
+        lambda m: m.group(1) + _K8S_JSON_VALUE.sub(r'\1"[REDACTED:k8s-secret]"', m.group(2))
+        + m.group(3), text)
 
 
 # A line may carry a diff's +/- (git log -p, git show of a commit).

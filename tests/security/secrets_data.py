@@ -100,6 +100,23 @@ SECRETS: list[Secret] = [
            (_b(65, 32)[:20],)),
     Secret("k8s-secret", f"+apiVersion: v1\n+kind: Secret\n+data:\n+  token: {_b(66, 32)}",
            (_b(66, 32)[:20],)),
+    Secret("cli-flag", "ExecStart=/usr/bin/vllm serve m \\\n    --api-key \\\n    "
+           f"{_b(70, 32)} \\\n    --port 8000", (_b(70, 32)[:20],)),
+    Secret("cli-flag", f"ExecStart=/usr/bin/srv --api-key -{_b(71, 24)}", (_b(71, 24)[:20],)),
+    Secret("k8s-secret", "kind: Secret\nstringData:\n  conf: |\n"
+           f"    upstream_auth {_b(72, 30)}\n", (_b(72, 30)[:20],)),
+    Secret("k8s-secret", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n"
+           f"  data:\n    key: {_b(73, 30)}\n", (_b(73, 30)[:20],)),
+    Secret("k8s-secret", '{"apiVersion": "v1", "kind": "Secret", "data": {"tls.crt": '
+           f'"{_b(74, 30)}"}}}}', (_b(74, 30)[:20],)),
+    Secret("json-value", f'{{"password": "ab\\"{_b(75, 24)}"}}', (_b(75, 24)[:20],)),
+    Secret("assignment", f"password: ab,{_b(76, 24)}", (_b(76, 24)[:20],)),
+    Secret("assignment", f"api_key: >\n  {_b(77, 24)}\nport: 1\n", (_b(77, 24)[:20],)),
+    Secret("docker-auth", f'{{"auths": {{"r.example": {{"auth": "{_b(78, 32)}"}}}}}}',
+           (_b(78, 32)[:20],)),
+    Secret("pgpass", f"db.internal:5432:prod:admin:{_b(79, 20)}", (_b(79, 20),)),
+    Secret("netrc", f"machine api.example.com\n  login bob\n  password {_b(80, 20)}\n",
+           (_b(80, 20),)),
 ]
 
 FORMATS = sorted({s.fmt for s in SECRETS})
