@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from ._api import build_orchestrator
 from ._config import Settings
@@ -24,11 +25,11 @@ from ._errors import RunAborted, TaskIncomplete
 from ._host import Host
 from ._llm._messages import ModelError, ModelRequest, ModelResponse
 from ._llm._traced import request_hash
-from ._orchestrator import Limits
+from ._orchestrator import Limits, UnknownTask
 from ._sandbox._paths import Root
 from ._tool import Tool, ToolContext, ToolError, ToolOutput
 from ._trace import Trace
-from ._trace_read import TraceFile, read_trace
+from ._trace_read import TraceError, TraceFile, read_trace
 from ._types import Answer, Evidence, TaskResult
 
 
@@ -167,10 +168,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     tf = read_trace(path)
     rec = Recording(tf)
     run = rec.run
-    cfg = run.get("config") or {}
-    settings = Settings(**{k: v for k, v in cfg.items() if k in (
-        "task_dirs", "max_tasks", "max_steps", "task_deadline_s", "concurrency", "model",
-        "provider") and v is not None})
+    settings, limits = _recorded_settings(tf, run)
     if live_tools:
         where = root or run["root"]
         if not os.path.isdir(where):
@@ -196,8 +194,9 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     notes = list(tf.notes)
     answer: Answer | None = None
     try:
-        answer = await orch.investigate(run["question"], tasks=run.get("tasks"),
-                                        limits=Limits(**(run.get("limits") or {})))
+        answer = await orch.investigate(run["question"], tasks=run.get("tasks"), limits=limits)
+    except UnknownTask as exc:  # a task this catalog lacks: the trace's to answer for
+        raise TraceError(tf.path, _line_of(tf, "run", "start"), str(exc)) from None
     except NotRecorded as exc:
         notes.append(f"no answer: {exc}")
     finally:
@@ -219,6 +218,28 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     return ReplayResult(answer=answer, recorded=rec.answer, identical=identical, notes=notes,
                         tasks={t: r.status for t, r in results.items()}, incomplete=incomplete,
                         drift=drift)
+
+
+def _line_of(tf: TraceFile, kind: str, phase: str) -> int:
+    # events are read one a line from line 1, so an event's index says its line
+    return next((n for n, e in enumerate(tf.events, 1) if e.kind == kind and e.phase == phase),
+                0)
+
+
+def _recorded_settings(tf: TraceFile, run: dict[str, Any]) -> tuple[Settings, Limits]:
+    """The run's recorded settings and limits; values no run could have had are an error
+    naming the run-start line, not a validation traceback."""
+    cfg = run.get("config") or {}
+    try:
+        settings = Settings(**{k: v for k, v in cfg.items() if k in (
+            "task_dirs", "max_tasks", "max_steps", "task_deadline_s", "concurrency", "model",
+            "provider") and v is not None})
+        return settings, Limits(**(run.get("limits") or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(value)"
+        raise TraceError(tf.path, _line_of(tf, "run", "start"),
+                         f"run start event: recorded {where}: {first['msg']}") from None
 
 
 def _drift(rec: Recording, results: dict[str, TaskResult], answer: Answer | None) -> Drift:
