@@ -20,6 +20,8 @@ import anyio
 from pydantic import ValidationError
 
 from ._api import build_orchestrator
+from ._catalog._planner import NoMatchingTask
+from ._catalog._template import TemplateError
 from ._config import Settings
 from ._errors import RunAborted, TaskIncomplete
 from ._host import Host
@@ -187,7 +189,12 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     trace.listen(collect)
     llm = run.get("mode") == "llm"
     model = ReplayModel(rec, strict=not live_tools) if llm else None
-    orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
+    try:
+        orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
+    except TemplateError as exc:  # the recorded task_dirs: missing here, or not task files
+        trace.close()
+        raise TraceError(tf.path, _line_of(tf, "run", "start"), f"recorded config: {exc}"
+                         ) from None
     if not live_tools:
         orch.executor = replay_executor(rec)
         orch.cache_tools = False
@@ -195,7 +202,8 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     answer: Answer | None = None
     try:
         answer = await orch.investigate(run["question"], tasks=run.get("tasks"), limits=limits)
-    except UnknownTask as exc:  # a task this catalog lacks: the trace's to answer for
+    except (UnknownTask, NoMatchingTask) as exc:  # the recorded question or tasks are not
+        # ones this catalog answers: the trace's to answer for
         raise TraceError(tf.path, _line_of(tf, "run", "start"), str(exc)) from None
     except NotRecorded as exc:
         notes.append(f"no answer: {exc}")
