@@ -113,6 +113,11 @@ def _key_lines(text: str, pattern: str) -> dict[str, int]:
     return lines
 
 
+def _one_line(exc: Exception) -> str:
+    # YAML and INI messages span lines (the offending text quoted below); an error is one
+    return " ".join(str(exc).split())
+
+
 def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
     try:
         if fmt == "json":
@@ -132,11 +137,11 @@ def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0
         raise ToolError(f"{path}:{line}: malformed YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise ToolError(f"{path}: malformed YAML: {exc}") from None
+        raise ToolError(f"{path}: malformed YAML: {_one_line(exc)}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ToolError(f"{path}: malformed TOML: {exc}") from None
+        raise ToolError(f"{path}: malformed TOML: {_one_line(exc)}") from None
     except configparser.Error as exc:
-        raise ToolError(f"{path}: malformed INI: {exc}") from None
+        raise ToolError(f"{path}: malformed INI: {_one_line(exc)}") from None
     except RecursionError:
         raise ToolError(f"{path}: nested too deeply to parse as {fmt}") from None
     except LimitError as exc:
