@@ -7,19 +7,16 @@ stall the table layout."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ._render import visible_controls
 from ._timeline import build
 from ._trace_read import TraceFile
 
-# C0 and C1 controls but newline and tab, DEL, and the bidirectional overrides (which reorder
-# what the terminal shows)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 MAX_TEXT = 2000
 
 
@@ -32,7 +29,7 @@ def safe(text: Any, limit: int = MAX_TEXT) -> str:
     text = str(text)
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit} more characters)"
-    return escape(_CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], text))
+    return escape(visible_controls(text))
 
 
 def render_show(tf: TraceFile, console: Console | None = None) -> None:

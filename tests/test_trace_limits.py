@@ -144,3 +144,12 @@ def test_trace_show_cuts_a_long_text(tmp_path: Path) -> None:
     render_show(read_trace(_write(tmp_path, lines)), Console(file=buf, width=120))
     assert time.monotonic() - started < 10
     assert "(998000 more characters)" in buf.getvalue()
+
+
+def test_markdown_answers_show_control_characters_as_escapes() -> None:
+    # `ask` and `replay` print the answer's Markdown on the terminal: host text in it must not
+    # clear the screen or make links, in code spans either
+    from agentkit._render import md_escape
+
+    assert md_escape("x\x1b[2J `y\x1b]8;;u\x07` \u202e") == \
+        "x\\\\x1b\\[2J `y\\x1b]8;;u\\x07` \\\\u202e"
