@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
 )
 
+from ._render import visible_controls
 from ._trace import TRACE_FORMAT, TRACE_VERSION
 from ._types import Answer, Evidence, Plan, TaskResult
 
@@ -43,7 +44,10 @@ class TraceError(ValueError):
     """A trace that cannot be read; ``line`` says where."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}: line {line}: {message}")
+        # one line, and nothing that drives a terminal: a key or value quoted from a crafted
+        # trace may hold a newline or an escape sequence
+        super().__init__(visible_controls(f"{path}: line {line}: {message}").replace(
+            "\n", "\\n"))
         self.line = line
 
 

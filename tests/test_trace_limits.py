@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from agentkit._trace_read import MAX_LINE_BYTES, read_trace
+from agentkit._trace_read import MAX_LINE_BYTES, TraceError, read_trace
 from agentkit._trace_show import render_show
 from agentkit.cli import main
 
@@ -153,3 +153,14 @@ def test_markdown_answers_show_control_characters_as_escapes() -> None:
 
     assert md_escape("x\x1b[2J `y\x1b]8;;u\x07` \u202e") == \
         "x\\\\x1b\\[2J `y\\x1b]8;;u\\x07` \\\\u202e"
+
+
+def test_an_error_quoting_a_crafted_key_stays_one_inert_line(tmp_path: Path) -> None:
+    # found by the fuzzer: a key "\n" in a task result put a newline in the error
+    lines = _edit(TASK_END, lambda e: e["data"]["result"].update(facts={"\n\x1b[2J": 1}))
+    path = _write(tmp_path, lines)
+    with pytest.raises(TraceError) as exc:
+        read_trace(path)
+    assert str(exc.value) == (f"{path}: line {TASK_END + 1}: task end event: data.result.facts."
+                              "\\n\\x1b[2J: Input should be a valid dictionary or instance "
+                              "of Fact")
