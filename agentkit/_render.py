@@ -29,13 +29,29 @@ def _template() -> jinja2.Template:
 _SPECIAL = re.compile(r"[\\*\[\]<>|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|^#")
 
 
+# C0 and C1 controls but newline and tab, DEL, and the bidirectional overrides (which reorder
+# what a terminal shows)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_controls(text: str) -> str:
+    """Control characters as their escapes: host text must not drive the terminal it is
+    printed on (``\\x1b[2J`` clears it, ``\\x1b]8;;`` makes links).
+
+    >>> visible_controls("NCCL_DEBUG=WARN\\x1b[2J")
+    'NCCL_DEBUG=WARN\\\\x1b[2J'
+    """
+    return _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], text)
+
+
 def md_escape(text: str) -> str:
-    """Markdown's special characters escaped, outside `code spans` (kept as written).
+    """Markdown's special characters escaped, outside `code spans` (kept as written);
+    control characters shown as escapes, inside them too.
 
     >>> md_escape("/etc/systemd/system/*.service and `vllm serve *`, hidden_size")
     '/etc/systemd/system/\\\\*.service and `vllm serve *`, hidden_size'
     """
-    parts = re.split(r"(`[^`\n]*`)", str(text))
+    parts = re.split(r"(`[^`\n]*`)", visible_controls(str(text)))
     return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1
                    else _SPECIAL.sub(lambda m: "\\" + m.group(0), p) for p in parts)
 

@@ -17,18 +17,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from ._api import build_orchestrator
+from ._catalog._planner import NoMatchingTask
+from ._catalog._template import TemplateError
 from ._config import Settings
 from ._errors import RunAborted, TaskIncomplete
 from ._host import Host
 from ._llm._messages import ModelError, ModelRequest, ModelResponse
 from ._llm._traced import request_hash
-from ._orchestrator import Limits
+from ._orchestrator import Limits, UnknownTask
 from ._sandbox._paths import Root
 from ._tool import Tool, ToolContext, ToolError, ToolOutput
 from ._trace import Trace
-from ._trace_read import TraceFile, read_trace
+from ._trace_read import TraceError, TraceFile, read_trace
 from ._types import Answer, Evidence, TaskResult
 
 
@@ -167,10 +170,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     tf = read_trace(path)
     rec = Recording(tf)
     run = rec.run
-    cfg = run.get("config") or {}
-    settings = Settings(**{k: v for k, v in cfg.items() if k in (
-        "task_dirs", "max_tasks", "max_steps", "task_deadline_s", "concurrency", "model",
-        "provider") and v is not None})
+    settings, limits = _recorded_settings(tf, run)
     if live_tools:
         where = root or run["root"]
         if not os.path.isdir(where):
@@ -189,15 +189,22 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     trace.listen(collect)
     llm = run.get("mode") == "llm"
     model = ReplayModel(rec, strict=not live_tools) if llm else None
-    orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
+    try:
+        orch = build_orchestrator(settings, host, trace=trace, model=model, catalog_only=not llm)
+    except TemplateError as exc:  # the recorded task_dirs: missing here, or not task files
+        trace.close()
+        raise TraceError(tf.path, _line_of(tf, "run", "start"), f"recorded config: {exc}"
+                         ) from None
     if not live_tools:
         orch.executor = replay_executor(rec)
         orch.cache_tools = False
     notes = list(tf.notes)
     answer: Answer | None = None
     try:
-        answer = await orch.investigate(run["question"], tasks=run.get("tasks"),
-                                        limits=Limits(**(run.get("limits") or {})))
+        answer = await orch.investigate(run["question"], tasks=run.get("tasks"), limits=limits)
+    except (UnknownTask, NoMatchingTask) as exc:  # the recorded question or tasks are not
+        # ones this catalog answers: the trace's to answer for
+        raise TraceError(tf.path, _line_of(tf, "run", "start"), str(exc)) from None
     except NotRecorded as exc:
         notes.append(f"no answer: {exc}")
     finally:
@@ -219,6 +226,28 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     return ReplayResult(answer=answer, recorded=rec.answer, identical=identical, notes=notes,
                         tasks={t: r.status for t, r in results.items()}, incomplete=incomplete,
                         drift=drift)
+
+
+def _line_of(tf: TraceFile, kind: str, phase: str) -> int:
+    # events are read one a line from line 1, so an event's index says its line
+    return next((n for n, e in enumerate(tf.events, 1) if e.kind == kind and e.phase == phase),
+                0)
+
+
+def _recorded_settings(tf: TraceFile, run: dict[str, Any]) -> tuple[Settings, Limits]:
+    """The run's recorded settings and limits; values no run could have had are an error
+    naming the run-start line, not a validation traceback."""
+    cfg = run.get("config") or {}
+    try:
+        settings = Settings(**{k: v for k, v in cfg.items() if k in (
+            "task_dirs", "max_tasks", "max_steps", "task_deadline_s", "concurrency", "model",
+            "provider") and v is not None})
+        return settings, Limits(**(run.get("limits") or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(value)"
+        raise TraceError(tf.path, _line_of(tf, "run", "start"),
+                         f"run start event: recorded {where}: {first['msg']}") from None
 
 
 def _drift(rec: Recording, results: dict[str, TaskResult], answer: Answer | None) -> Drift:

@@ -3,6 +3,7 @@ citations that reveal their evidence, and a timeline of orchestrator and subagen
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ def _template() -> jinja2.Template:
 
 
 def _ticks(duration: float) -> list[dict[str, Any]]:
+    # at most 11 ticks whatever the duration: a step of whole 10 minutes past an hour and a
+    # half (a fixed step made a trace spanning years allocate millions of them)
     step = next((s for s in (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)
-                 if duration / s <= 10), 600)
+                 if duration / s <= 10), 600 * math.ceil(duration / 6000))
     n = int(duration / step) + 1
     return [{"x": WIDTH * i * step / max(duration, 1e-9),
              "label": f"{i * step * 1000:g} ms" if step < 1 else f"{i * step:g} s"}

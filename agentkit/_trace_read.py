@@ -8,13 +8,32 @@ leaves, so it is dropped with a note and the rest replays.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
+from ._render import visible_controls
 from ._trace import TRACE_FORMAT, TRACE_VERSION
+from ._types import Answer, Evidence, Plan, TaskResult
+
+# Limits (docs/trace-format.md, "Limits"): what agentkit writes is far inside them; past them a
+# file is damaged or crafted, and reading it must not crash, hang or allocate without bound.
+MAX_TRACE_BYTES = 256 << 20
+MAX_LINE_BYTES = 16 << 20  # a tool's output is capped at 512 KiB of text, ~3 MiB as JSON
+MAX_DEPTH = 128  # events are ~10 deep; host data inside them is cut at 64 by the parsers
+MAX_INT = 2**63 - 1  # what orjson, the writer, can write
+TS_MAX = 7_258_118_400.0  # 2200-01-01: a larger time makes timelines of absurd length
 
 # Upgrades from older trace versions, applied in order: {old version: fn(event) -> event}.
 # 1 → 2: version 2 only adds evidence references, which a version 1 trace never holds.
@@ -25,7 +44,10 @@ class TraceError(ValueError):
     """A trace that cannot be read; ``line`` says where."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}: line {line}: {message}")
+        # one line, and nothing that drives a terminal: a key or value quoted from a crafted
+        # trace may hold a newline or an escape sequence
+        super().__init__(visible_controls(f"{path}: line {line}: {message}").replace(
+            "\n", "\\n"))
         self.line = line
 
 
@@ -35,7 +57,7 @@ class TraceEvent(BaseModel):
     model_config = ConfigDict(extra="forbid")
     v: int
     seq: int
-    ts: float
+    ts: float = Field(ge=0, le=TS_MAX)
     kind: str
     phase: str
     span: str | None
@@ -63,20 +85,11 @@ class TraceFile:
 
 def read_trace(path: str | os.PathLike[str]) -> TraceFile:
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8", errors="strict") as f:
-            text = f.read()
-    except UnicodeDecodeError as exc:
-        raise TraceError(name, text_line(name, exc.start), "not UTF-8 text: not an agentkit "
-                         "trace") from None
-    except FileNotFoundError:
-        raise TraceError(name, 0, "no such file") from None
-    except OSError as exc:
-        raise TraceError(name, 0, f"cannot read: {exc.strerror}") from None
-    if not text.strip():
+    data = _read_bytes(name)
+    if not data.strip():
         raise TraceError(name, 1, "empty file: not an agentkit trace")
-    lines = text.split("\n")
-    ends_clean = text.endswith("\n")
+    lines = data.split(b"\n")
+    ends_clean = data.endswith(b"\n")
     if ends_clean:
         lines.pop()
     events: list[TraceEvent] = []
@@ -85,7 +98,7 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
     for n, line in enumerate(lines, 1):
         last = n == len(lines)
         try:
-            raw = json.loads(line)
+            raw = _parse_line(name, n, line)
         except json.JSONDecodeError as exc:
             if last and not ends_clean and n > 1:
                 trace.truncated = True
@@ -97,6 +110,7 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
             _check_header(name, raw)
         event = _event(name, n, raw)
         _rehydrate(name, n, event, evidence)
+        _check_data(name, n, event)
         events.append(event)
     if not events:
         raise TraceError(name, 1, "empty file: not an agentkit trace")
@@ -104,6 +118,72 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
         trace.truncated = True
         trace.notes.append("the trace has no end-of-run event: the run was interrupted")
     return trace
+
+
+def _read_bytes(name: str) -> bytes:
+    try:
+        with open(name, "rb") as f:
+            data = f.read(MAX_TRACE_BYTES + 1)
+    except FileNotFoundError:
+        raise TraceError(name, 0, "no such file") from None
+    except OSError as exc:
+        raise TraceError(name, 0, f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise TraceError(name, data.count(b"\n") + 1, f"the trace is larger than "
+                         f"{MAX_TRACE_BYTES >> 20} MiB: not a trace agentkit wrote")
+    return data
+
+
+class _Limit(Exception):
+    """A value past the limits of docs/trace-format.md ("Limits")."""
+
+
+def _parse_int(text: str) -> int:
+    # before int(): a long digit string costs CPU (and past 4300 digits raises ValueError)
+    if len(text.lstrip("-")) > 19 or not -MAX_INT <= (value := int(text)) <= MAX_INT:
+        raise _Limit(f"integer {text[:24]}{'…' if len(text) > 24 else ''} is out of range "
+                     f"(at most {MAX_INT} in size)")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise _Limit(f"{text} is not a JSON number (agentkit never writes it)")
+
+
+def _parse_line(name: str, n: int, line: bytes) -> Any:
+    if len(line) > MAX_LINE_BYTES:
+        raise TraceError(name, n, f"line is longer than {MAX_LINE_BYTES >> 20} MiB "
+                         f"({len(line)} bytes): not a line agentkit wrote")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceError(name, n, "not UTF-8 text: not an agentkit trace") from None
+    try:
+        raw = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
+        _check_values(raw)
+    except RecursionError:
+        raise TraceError(name, n, f"nested deeper than {MAX_DEPTH} levels") from None
+    except _Limit as exc:
+        raise TraceError(name, n, str(exc)) from None
+    return raw
+
+
+def _check_values(raw: Any) -> None:
+    """Nesting and numbers within the limits, walked without recursion."""
+    stack: list[tuple[Any, int]] = [(raw, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = value.values()
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise _Limit(f"number {value} is out of range")
+            continue
+        elif not isinstance(value, list):
+            continue
+        if depth >= MAX_DEPTH:
+            raise RecursionError
+        stack.extend((v, depth + 1) for v in value)
 
 
 def _rehydrate(name: str, n: int, event: TraceEvent, seen: dict[str, dict[str, Any]]) -> None:
@@ -159,6 +239,103 @@ _REQUIRED: dict[tuple[str, str], tuple[str, ...]] = {
     ("llm", "end"): (),
     ("synthesize", "end"): ("answer",),
 }
+
+
+class _Data(BaseModel):
+    """The types of the fields views and replay read from an event's data (more may be
+    there); checked here so that a wrong type is an error naming its line, not a crash."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _RunStart(_Data):
+    question: StrictStr
+    root: StrictStr
+    mode: StrictStr = ""
+    tasks: list[StrictStr] | None = None
+    limits: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    manifest_dirs: list[StrictStr] | None = None
+
+
+class _RunEnd(_Data):
+    status: StrictStr = "?"
+
+
+class _TaskStart(_Data):
+    title: StrictStr = ""
+
+
+class _TaskEnd(_Data):
+    result: TaskResult | None = None
+    cancelled: StrictBool = False
+
+
+class _LlmStart(_Data):
+    purpose: StrictStr = "model"
+    request_hash: StrictStr = ""
+
+
+class _Call(_Data):
+    id: StrictStr
+    name: StrictStr
+    arguments: StrictStr
+
+
+class _Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # ModelResponse.from_json takes these alone
+    input_tokens: StrictInt = 0
+    output_tokens: StrictInt = 0
+
+
+class _Response(_Data):
+    text: StrictStr = ""
+    tool_calls: list[_Call] = []
+    usage: _Usage = _Usage()
+    finish_reason: StrictStr = ""
+    model: StrictStr = ""
+
+
+class _LlmEnd(_Data):
+    response: _Response | None = None
+    error: StrictStr | None = None
+
+
+class _ToolStart(_Data):
+    tool: StrictStr
+    args: Any
+    index: StrictInt
+
+
+class _ToolEnd(_ToolStart):
+    args: Any = None
+    ok: StrictBool
+    error: StrictStr | None = None
+    evidence: list[Evidence]
+
+
+class _SynthEnd(_Data):
+    answer: Answer
+
+
+_SHAPES: dict[tuple[str, str], type[BaseModel]] = {
+    ("run", "start"): _RunStart, ("run", "end"): _RunEnd, ("plan", "event"): Plan,
+    ("task", "start"): _TaskStart, ("task", "end"): _TaskEnd, ("llm", "start"): _LlmStart,
+    ("llm", "end"): _LlmEnd, ("tool", "start"): _ToolStart, ("tool", "end"): _ToolEnd,
+    ("synthesize", "end"): _SynthEnd}
+
+
+def _check_data(name: str, n: int, event: TraceEvent) -> None:
+    shape = _SHAPES.get((event.kind, event.phase))
+    if shape is None:
+        return
+    try:
+        shape.model_validate(event.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(data)"
+        raise TraceError(name, n, f"{event.kind} {event.phase} event: data.{where}: "
+                         f"{first['msg']}") from None
 
 
 def _event(name: str, n: int, raw: Any) -> TraceEvent:

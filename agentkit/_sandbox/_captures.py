@@ -13,12 +13,12 @@ copied as they were, plus what a directory cannot hold (command output, NVML rea
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._bounded import loads_json
 from ._paths import PathRefused, Root, read_bytes
 
 CAPTURE_DIR = ".agentkit"
@@ -61,7 +61,7 @@ def load_manifest(root: Root) -> Manifest | None:
         data, size, _ = read_bytes(Root(root.path), "/" + MANIFEST, _MAX_CAPTURE)
         if size > len(data):
             raise ValueError(f"larger than {_MAX_CAPTURE} bytes")
-        return Manifest.model_validate(json.loads(data))
+        return Manifest.model_validate(loads_json(data))
     except ValidationError as exc:
         where = "; ".join(".".join(str(p) for p in e["loc"]) or "(top)" for e in exc.errors())
         problem = f"{exc.error_count()} invalid field(s): {where}"
@@ -93,7 +93,7 @@ def load_nvml(root: Root, manifest: Manifest) -> dict[str, Any] | None:
     if not manifest.nvml:
         return None
     try:
-        data = json.loads(read_capture(root, manifest.nvml))
+        data = loads_json(read_capture(root, manifest.nvml))
     except ValueError as exc:
         raise SnapshotError(f"snapshot NVML capture {manifest.nvml!r} is not JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field
 
+from .._bounded import MAX_DEPTH as _MAX_DEPTH
+from .._bounded import LimitError, check_value, check_yaml
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from .._types import Evidence
 from ._files import read_text
@@ -22,8 +24,6 @@ from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 
 Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
 _MAX_ENTRIES = 5000
-_MAX_YAML_ALIASES = 100
-_MAX_DEPTH = 64
 # Aliases share nodes, so a few dozen of them can stand for a billion leaves: walking the
 # composed graph stops after this many nodes.
 _MAX_YAML_NODES = 200_000
@@ -67,21 +67,10 @@ def flatten(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, Any
 
 
 def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
-    # One event pass first: the composer and constructor recurse, so depth and alias count
-    # are checked before either runs.
-    aliases = depth = 0
-    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(ev, yaml.AliasEvent):
-            aliases += 1
-        elif isinstance(ev, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > _MAX_DEPTH:
-                raise ToolError(f"YAML nested deeper than {_MAX_DEPTH} levels; refusing to parse")
-        elif isinstance(ev, yaml.CollectionEndEvent):
-            depth -= 1
-    if aliases > _MAX_YAML_ALIASES:
-        raise ToolError(f"YAML has {aliases} aliases (limit {_MAX_YAML_ALIASES}): refusing a "
-                        "possible alias bomb")
+    # One event pass first (check_yaml): the composer and constructor recurse, and the
+    # constructor computes integers, so depth, aliases and integer literals are checked
+    # before either runs.
+    check_yaml(text)
     lines: dict[str, int] = {}
     visited = 0
 
@@ -124,6 +113,11 @@ def _key_lines(text: str, pattern: str) -> dict[str, int]:
     return lines
 
 
+def _one_line(exc: Exception) -> str:
+    # YAML and INI messages span lines (the offending text quoted below); an error is one
+    return " ".join(str(exc).split())
+
+
 def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
     try:
         if fmt == "json":
@@ -143,13 +137,15 @@ def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0
         raise ToolError(f"{path}:{line}: malformed YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise ToolError(f"{path}: malformed YAML: {exc}") from None
+        raise ToolError(f"{path}: malformed YAML: {_one_line(exc)}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ToolError(f"{path}: malformed TOML: {exc}") from None
+        raise ToolError(f"{path}: malformed TOML: {_one_line(exc)}") from None
     except configparser.Error as exc:
-        raise ToolError(f"{path}: malformed INI: {exc}") from None
+        raise ToolError(f"{path}: malformed INI: {_one_line(exc)}") from None
     except RecursionError:
         raise ToolError(f"{path}: nested too deeply to parse as {fmt}") from None
+    except LimitError as exc:
+        raise ToolError(f"{path}: cannot parse as {fmt}: {exc}") from None
     except ValueError as exc:  # e.g. an integer literal past Python's digit limit
         raise ToolError(f"{path}: cannot parse as {fmt}: {type(exc).__name__}") from None
     raise ToolError(f"unknown format {fmt}")
@@ -181,6 +177,10 @@ def parse_config(
         rows = [(v.name, v.value, v.line, v.raw) for v in env]
     else:
         data, lines = _structured(fmt, text, host_path)
+        try:  # integers past 64 bits would fail the trace writer, and the whole tool call
+            check_value(data, _MAX_DEPTH + 1)
+        except LimitError as exc:
+            raise ToolError(f"{host_path}: cannot parse as {fmt}: {exc}") from None
         src = text.splitlines()
         rows = []
         for key, value in flatten(data):

@@ -233,6 +233,8 @@ def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 raise PathRefused(f"{full}: no such file or directory") from None
+            except OSError as exc:  # a name too long, a permission: a refusal like any other
+                raise PathRefused(f"{full}: {exc.strerror}") from None
             if stat.S_ISLNK(st.st_mode):
                 target = os.readlink(name, dir_fd=dir_fd)
                 nxt = target if target.startswith("/") else f"{dir_path.rstrip('/')}/{target}"

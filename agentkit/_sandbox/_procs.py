@@ -14,6 +14,7 @@ import os
 import re
 from typing import Any
 
+from .._bounded import loads_json
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
 from ._redact import redact
@@ -124,7 +125,7 @@ def serving_processes(ctx: ToolContext) -> ToolOutput:
         if manifest is None or not manifest.processes:
             raise ToolError("the root is a snapshot without a capture of serving processes")
         try:
-            procs = json.loads(read_capture(ctx.host.root, manifest.processes))
+            procs = loads_json(read_capture(ctx.host.root, manifest.processes))
         except (SnapshotError, ValueError) as exc:
             raise ToolError(f"the snapshot's process capture cannot be read: {exc}") from None
         if not isinstance(procs, list):

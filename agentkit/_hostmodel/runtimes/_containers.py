@@ -14,6 +14,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from ..._bounded import loads_json
 from .._command import follow_command
 from .._engines import engine_of
 from .._model import HostModel, Server, Setting
@@ -82,9 +83,9 @@ def parse_ps(text: str) -> list[dict[str, str]]:
     if not text:
         return []
     try:
-        rows = json.loads(text) if text.startswith("[") else [
-            json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError:
+        rows = loads_json(text) if text.startswith("[") else [
+            loads_json(line) for line in text.splitlines() if line.strip()]
+    except ValueError:  # not JSON, or past the limits (agentkit._bounded)
         return []
     out = []
     for n, row in enumerate(rows if isinstance(rows, list) else [], 1):
@@ -129,8 +130,8 @@ def _items(text: str) -> list[tuple[dict[str, Any], tuple[int, int]]]:
     """The inspected containers, each with the output lines its object spans (to cite the
     line of each setting)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = loads_json(text)
+    except ValueError:  # not JSON, or past the limits (agentkit._bounded)
         return []
     if not isinstance(data, list):
         return []

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import yaml
+
+from ..._bounded import MAX_DEPTH, LimitError, check_value, check_yaml
 
 
 class _Loader(yaml.SafeLoader):
@@ -26,11 +29,17 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping
 
 def load_yaml(text: str) -> list[Any]:
     """Every document of a YAML (or JSON) text; what follows a syntax error is lost, what
-    precedes it is kept."""
+    precedes it is kept. A text past the limits of :mod:`agentkit._bounded` (nesting,
+    aliases, integers) has no documents: it is a host file, possibly crafted."""
     out: list[Any] = []
     try:
+        with contextlib.suppress(yaml.YAMLError):  # loading stops at the same place
+            check_yaml(text)
         for doc in yaml.load_all(text, Loader=_Loader):  # a SafeLoader
+            check_value(doc, MAX_DEPTH + 1)
             out.append(doc)
-    except yaml.YAMLError:
+    except LimitError:
+        return []
+    except (yaml.YAMLError, RecursionError, ValueError):
         return out
     return out
