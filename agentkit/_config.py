@@ -143,6 +143,11 @@ def load_settings(config_file: str | None = None, overrides: dict[str, Any] | No
             raise ConfigError(f"config file {file}: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {file} is not valid TOML: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"config file {file} is not UTF-8 text") from None
+        except (ValueError, RecursionError) as exc:  # a 5000-digit integer, deep nesting
+            raise ConfigError(f"config file {file}: a value is out of bounds "
+                              f"({type(exc).__name__}); fix or remove it") from None
         known = set(Settings.model_fields)
         for key in data:
             if key not in known:

@@ -12,6 +12,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from .._render import visible_controls
+
 _STYLE = {"running": "cyan", "ok": "green", "partial": "yellow", "failed": "red",
           "timed-out": "red", "cancelled": "red", "queued": "dim"}
 
@@ -53,8 +55,12 @@ class LiveProgress:
             table.add_column(col)
         for t in list(self.tasks.values()):
             took = ((t.ended or now) - t.started) if t.started else 0.0
-            table.add_row(t.id, Text(t.state, style=_STYLE.get(t.state, "")), f"{took:6.2f}s",
-                          str(t.steps), str(t.tools), t.tool if t.state == "running" else "")
+            # Text, not markup: a task id or tool name comes from the model and may hold
+            # "[link=…]" or escape sequences
+            table.add_row(Text(visible_controls(t.id)), Text(t.state,
+                          style=_STYLE.get(t.state, "")), f"{took:6.2f}s", str(t.steps),
+                          str(t.tools),
+                          Text(visible_controls(t.tool) if t.state == "running" else ""))
         done = sum(t.state not in ("queued", "running") for t in self.tasks.values())
         if self.phase == "planning":
             head = Text("planning: choosing the tasks for this question …", style="bold")
