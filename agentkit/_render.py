@@ -44,6 +44,20 @@ def visible_controls(text: str) -> str:
     return _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], text)
 
 
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_safe(text: str) -> str:
+    """JSON text for a terminal: the characters JSON leaves raw that a terminal acts on (C1
+    controls, bidi overrides, which reorder what is shown) written as \\u escapes, which
+    decode to the same string.
+
+    >>> json_safe('{"path": "a\u202eb"}')
+    '{"path": "a\\\\u202eb"}'
+    """
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
 def md_escape(text: str) -> str:
     """Markdown's special characters escaped, outside `code spans` (kept as written);
     control characters shown as escapes, inside them too.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -554,6 +555,20 @@ def test_git_show_of_a_dot_env_file_is_redacted_as_cat_redacts_it(tmp_path: Path
     host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0)
     cat = call(host, ["cat", str(repo / ".env")])
     assert cat.ok and value not in cat.data["stdout"]
-    for args in (["show", "HEAD:.env"], ["log", "-p", "--", ".env"]):
+    # named, or only in the diff's headers (red team round 1: log -p, show HEAD, -L)
+    for args in (["show", "HEAD:.env"], ["log", "-p", "--", ".env"], ["log", "-p"],
+                 ["show", "HEAD"], ["log", "-L1,1:.env"]):
         r = call(host, ["git", "-C", str(repo), *args])
         assert r.ok and "UPSTREAM" in r.data["stdout"] and value not in r.data["stdout"], args
+
+
+def test_tools_call_json_never_carries_a_raw_bidi_override_or_c1_control(tmp_path: Path) -> None:
+    # JSON leaves U+202E (which reorders what a terminal shows) and C1 controls (0x9b is
+    # CSI) raw; the CLI writes them as \u escapes, which decode to the same text
+    f = tmp_path / "bidi.txt"
+    f.write_text("safe\u202eeulav\x9b[2J\n")
+    done = subprocess.run([sys.executable, "-m", "agentkit", "tools", "call", "read_file",
+                           "--args", json.dumps({"path": str(f)})], capture_output=True,
+                          text=True, check=True)
+    assert "\u202e" not in done.stdout and "\x9b" not in done.stdout
+    assert "safe\u202eeulav\x9b[2J" in json.loads(done.stdout)["data"]["text"]

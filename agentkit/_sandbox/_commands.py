@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import resource
 import selectors
 import signal
@@ -131,13 +132,16 @@ async def run_command(
                    captured=None)
 
 
+_DIFF_FILE = re.compile(r"(?m)^(?:diff --git a/\S+ b/|\+\+\+ b/|--- a/)(\S+)")
+
+
 def _redacted_output(argv: list[str], out: str) -> str:
     """Output redacted, by a file's own rule where git prints a file (``git show REV:.env``,
-    ``git log -p -- app.env``): a .env file is redacted by the stricter rule as cat's is."""
+    ``git log -p``, ``-L1,3:.env``): when a .env file is named in the arguments or in a
+    diff's headers, the whole output is redacted by the stricter .env rule, as cat's is."""
     if argv[:1] == ["git"]:
-        after = argv[argv.index("--") + 1:] if "--" in argv else []
-        named = [a.split(":", 1)[1] for a in argv[1:] if ":" in a and not a.startswith("-")]
-        for name in named + after:
+        named = [a.rsplit(":", 1)[-1] for a in argv[1:]] + _DIFF_FILE.findall(out)
+        for name in named:
             if name.rsplit("/", 1)[-1].endswith(".env"):
                 return redact_file(name, out)
     return redact(out)

@@ -47,6 +47,9 @@ _FORBIDDEN_LONG = (
     "--open-files-in-pager", "--show-signature", "--mailmap", "--use-mailmap", "--stdin",
     "--edit", "--file", "--ignore-revs-file", "--orderfile", "--follow-symlinks", "--exec",
     "--dirty", "--broken", "--pickaxe-regex", "--pickaxe-all", "--find-object",
+    # word diffs print a changed value on a line of its own, away from its key: no
+    # redaction rule can tell it is a secret
+    "--word-diff", "--word-diff-regex", "--color-words",
 )
 # -G/-S (the pickaxe) select commits by their content: a yes/no answer about text the output
 # redaction hides, asked once per guess, reads a secret out of the history bit by bit.

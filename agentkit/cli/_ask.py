@@ -112,10 +112,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(answer: Any, as_json: bool, brief: bool = False) -> None:
-    from .._render import to_markdown
+    from .._render import json_safe, to_markdown
 
     if as_json:
-        sys.stdout.write(answer.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(json_safe(answer.model_dump_json(indent=2)) + "\n")
     elif sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown

@@ -74,5 +74,7 @@ def call_tool(args: argparse.Namespace) -> int:
         return 5
     out = {"tool": args.name, "args": tool_args, "data": result.data,
            "evidence": [e.model_dump() for e in result.evidence]}
-    print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+    from .._render import json_safe
+
+    print(json_safe(json.dumps(out, indent=2, ensure_ascii=False, default=str)))
     return 0
