@@ -108,7 +108,9 @@ async def run_command(
     timeout = min(timeout_s, ctx.host.command_timeout_s)
     _no_secret_links(checked)
     with tempfile.TemporaryDirectory(prefix="agentkit-cmd-") as scratch:
-        checked = _copied(ctx, checked, scratch)
+        # Redaction of a big copy takes seconds: off the event loop, which every subagent
+        # shares
+        checked = await anyio.to_thread.run_sync(_copied, ctx, checked, scratch)
         boxed = None
         if kernel:
             reached = _reached(checked, exe, scratch)

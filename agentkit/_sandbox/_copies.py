@@ -23,10 +23,11 @@ from ._paths import PathRefused, Root, opened
 from ._redact import _K8S_SECRET, redact_file
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
-# Redaction runs at a few MB/s: a whole copy stops at 8 MiB. head and tail print from one
-# end, so 2 MiB from that end (eight times the output limit) serves them whatever the size.
+# Redaction runs at 1-3 MB/s (a crafted file at the slow end): a whole copy stops at 8 MiB.
+# head and tail print from one end, so 1 MiB from that end (four times the output limit)
+# serves them whatever the size.
 WHOLE_LIMIT = 8 << 20
-WINDOW = 2 << 20
+WINDOW = 1 << 20
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
@@ -78,7 +79,7 @@ def read_part(fd: int, size: int, name: str, part: str) -> bytes:
         raise ToolError(
             f"refused: {name} is {size >> 20} MiB; programs that print file contents read a "
             f"redacted copy, which stops at {WHOLE_LIMIT >> 20} MiB. Use head or tail (they "
-            "read 2 MiB from the end they print) or a smaller file")
+            "read 1 MiB from the end they print) or a smaller file")
     if part == "tail" and size > WINDOW:
         os.lseek(fd, size - WINDOW, os.SEEK_SET)
     limit = WINDOW if part in ("head", "tail") else WHOLE_LIMIT

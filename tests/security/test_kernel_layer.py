@@ -31,7 +31,7 @@ import anyio
 import pytest
 
 from agentkit import Host, Sandbox
-from agentkit._sandbox import _commands, _kernel
+from agentkit._sandbox import _commands, _copies, _kernel
 from agentkit._sandbox._paths import Root
 from agentkit._sandbox._rules import Checked
 
@@ -412,8 +412,8 @@ def test_the_file_tools_refuse_a_hard_link_to_a_credential_file(home: Path, tool
 def test_a_tail_window_of_a_big_kubernetes_secret_is_still_redacted(tmp_path: Path) -> None:
     # The window holds data lines only; that they are a Secret's is said at the file's top
     f = tmp_path / "big-secret.yaml"
-    lines = "".join(f"  key{i}: {SECRET[:20]}{i:08d}\n" for i in range(80_000))
+    lines = "".join(f"  key{i}: {SECRET[:20]}{i:08d}\n" for i in range(40_000))
     f.write_text(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n{lines}")
-    assert f.stat().st_size > 2 << 20
+    assert f.stat().st_size > _copies.WINDOW
     r = call(Host(root=Root("/", allow=(str(tmp_path),))), ["tail", "-n", "3", str(f)])
     assert r.ok and r.data["stdout"].count("key") == 3 and SECRET[:20] not in r.data["stdout"]
