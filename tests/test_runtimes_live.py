@@ -151,7 +151,8 @@ def test_a_private_64_mib_shm_is_a_problem_for_a_multi_gpu_container(docker_host
     data[0]["State"].update(Status="running", Running=True, ExitCode=0)
     (tmp_path / "bin" / "inspect-vllm-old.json").write_text(json.dumps(data, indent=4))
     rows = (tmp_path / "bin" / "ps.jsonl").read_text().splitlines()
-    (tmp_path / "bin" / "ps.jsonl").write_text("\n".join(r for r in rows if "sglang" not in r) + "\n")
+    kept = "\n".join(r for r in rows if "sglang" not in r)
+    (tmp_path / "bin" / "ps.jsonl").write_text(kept + "\n")
     out = investigate(docker_host, "Which server runs?", ["service-unit"])
     alerts = " ".join(c.claim for r in out.results.values() for c in r.findings)
     assert "vllm-old" in alerts
