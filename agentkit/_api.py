@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
@@ -15,23 +14,28 @@ from ._catalog._synth import TemplateSynthesizer
 from ._catalog._template import load_catalog
 from ._config import Settings
 from ._host import Host
-from ._llm._limiter import RequestLimiter
-from ._llm._messages import Model
-from ._llm._openai import OpenAIChatModel
-from ._llm._retry import RetryPolicy
-from ._llm._traced import TracedModel
 from ._orchestrator import Limits, Orchestrator
-from ._planner import LLMPlanner
 from ._runner import DefaultRunner
 from ._sandbox._sandbox import BUILTIN_TOOLS
-from ._synthesizer import LLMSynthesizer
 from ._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Budget
 
+# The LLM stack (httpx, tenacity, the backends, planner and synthesizer prompts) is imported
+# when a model is configured: catalog mode sends nothing, and `agentkit ask` without a model
+# starts a third faster without it.
+if TYPE_CHECKING:
+    import httpx
+
+    from ._llm._messages import Model
+
 
 def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> Model:
     """The configured backend (OpenAI-compatible, or Anthropic Messages)."""
+    from ._llm._limiter import RequestLimiter
+    from ._llm._openai import OpenAIChatModel
+    from ._llm._retry import RetryPolicy
+
     assert settings.base_url and settings.model
     retry = RetryPolicy(max_attempts=settings.max_retries)
     limiter = RequestLimiter(settings.rps, settings.max_in_flight)
@@ -72,6 +76,10 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
                             DefaultRunner(None, recipes), TemplateSynthesizer(), host,
                             trace=trace, concurrency=settings.concurrency, tools=all_tools,
                             catalog=catalog, mode="catalog")
+    from ._llm._traced import TracedModel
+    from ._planner import LLMPlanner
+    from ._synthesizer import LLMSynthesizer
+
     traced = TracedModel(model, trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
     planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,

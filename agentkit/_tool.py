@@ -61,7 +61,9 @@ def _clip(text: str, limit: int = 400) -> str:
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use, not at import: a validator costs ~10 ms to build, there are a few
+    # dozen tools, and one investigation calls only some of them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 @dataclass

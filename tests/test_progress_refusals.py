@@ -34,3 +34,14 @@ def test_what_makes_two_refusals_the_same_kind() -> None:
         "/c is under /d, which the sandbox never reads")
     assert refusal_kind("`uname -a` was not captured") == refusal_kind("`ls` was not captured")
     assert refusal_kind("x is too large (12 bytes)") != refusal_kind("x is a directory")
+
+
+def test_a_host_string_cannot_break_or_colour_the_line(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    # A path comes from the host: a newline would forge a log line, ESC a terminal sequence.
+    on = progress_logger()
+    on({"kind": "plan", "phase": "end", "data": {"mode": "catalog", "tasks": []}})
+    on(_refused("/etc/x\n12:00:00 [info     ] run finished \x1b[31mred"))
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and err.count("\n") == 2, err
+    assert "tool refused" in err and "\\x1b[31mred" in err

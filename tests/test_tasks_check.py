@@ -43,6 +43,14 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     ("tools: [read_file]", "tools: [read_fiel]", "field 'tools': no tool 'read_fiel'"),
     ("  - call: serving_unit", "  - call: serving_unit\n  - tool: grep\n    args: {pattern: x}",
      "field 'steps.1.tool': 'grep' is not in the template's tools"),
+    # Jinja's compiler rejects unknown filters and tests; the load-time check only parses,
+    # so it must find them on the syntax tree itself.
+    ("{{ facts.unit.value.name }} serves", "{{ facts.unit.value.name | shout }} serves",
+     "field 'findings.0.claim' line 1: No filter named 'shout'"),
+    ("cite: [unit]", "cite: [unit]\n    when: \"facts.unit is loud\"",
+     "No test named 'loud'"),
+    ("cite: [unit]", "cite: [unit]\n    when: \"facts.unit 1\"",
+     "field 'findings.0.when': expression"),
     ("  - call: serving_unit", "  - call: serving_unit\n  - tool: read_file\n    args: "
      "{path: '{{ facts.unit.value.path'}", "field 'steps.1.args.path' line 1"),
 ])

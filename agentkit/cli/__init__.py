@@ -24,12 +24,21 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _Version(argparse.Action):
+    # importlib.metadata costs 20-30 ms to import: only when --version is asked for
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        sys.stdout.write(f"agentkit {_version()}\n")  # where argparse's own action writes
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentkit",
         description="Answers questions about ML serving deployments by finding out.",
         epilog="Exit codes: " + "; ".join(f"{c} {w}" for c, w in EXIT_CODES.items()))
-    p.add_argument("--version", action="version", version=f"agentkit {_version()}")
+    p.add_argument("--version", action=_Version, nargs=0,
+                   help="show the program's version number and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from . import (
         _ask,
