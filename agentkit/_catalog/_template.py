@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .._resources import bundled
 
-
 # libyaml's loader where PyYAML was built with it: the same safe constructor, a C scanner and
 # parser, and the catalog loads 9x faster (34 ms -> 4 ms here), which `agentkit ask` pays on
 # every start.

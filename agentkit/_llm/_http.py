@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from ._json import loads
 from ._limiter import RequestLimiter
 from ._messages import ModelError
 from ._retry import error_for_status
@@ -113,7 +114,7 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
     if resp.status >= 400:
         raise error_for_status(resp.status, resp.headers, resp.text)
     try:
-        return json.loads(resp.body)
+        return loads(resp.body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ModelError(f"model server sent a body that is not JSON: {exc}",
                          retryable=True) from None

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ._json import loads
+
 Role = Literal["system", "user", "assistant", "tool"]
 Purpose = Literal["plan", "subagent", "synthesize", "other"]
 
@@ -26,7 +28,7 @@ class ToolCallRequest:
     def parsed(self) -> dict[str, Any]:
         """The arguments as an object; raises ValueError with the reason when they are not."""
         try:
-            value = json.loads(self.arguments or "{}")
+            value = loads(self.arguments or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(value, dict):

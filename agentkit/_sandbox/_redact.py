@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+import re2
+
 _FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("private-key", re.compile(
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -102,6 +104,12 @@ _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|a
                       r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential|"
                       r"pwd|hv[sbr]\.|\"auth\"|machine|"
                       r"(?m:^[^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:[^\s:]+$)")
+# The same net in RE2, for ASCII text: Python's engine tries the thirty alternatives at every
+# position (80-240 us for a 400-character line, on every string a tool returns), RE2 one
+# automaton pass (3-7 us). On ASCII text it fires wherever Python's does: its \s is narrower
+# (no \v, \x1c-\x1f), which only widens the negated classes here. Other text keeps Python's
+# engine, whose case folding (dotless i, Unicode digits) RE2 does not share.
+_TRIGGER_ASCII = re2.compile(_TRIGGER.pattern)
 
 
 def redact(text: str) -> str:
@@ -110,7 +118,8 @@ def redact(text: str) -> str:
     >>> redact("HF_TOKEN=hf_abcdefghijklmnopqrstuvwx")
     'HF_TOKEN=[REDACTED:secret]'
     """
-    if not text or not _TRIGGER.search(text):
+    if not text or not (_TRIGGER_ASCII.search(text) if text.isascii()
+                        else _TRIGGER.search(text)):
         return text
     if len(text) >= _LONG:
         return _redact_long(text)
