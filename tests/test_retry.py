@@ -64,6 +64,16 @@ def test_absurd_retry_after_fails_instead_of_stalling() -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize("name", ["Retry-After", "RETRY-AFTER", "retry-after"])
+def test_retry_after_is_read_in_any_case(name: str) -> None:
+    # HTTP header names are case-insensitive (RFC 9110 5.1); the response's headers are used
+    # as the HTTP client hands them over, so that must hold there.
+    with FakeLLMServer(sequence(Reply(status=429, headers={name: "86400"},
+                                      body={}))) as server, pytest.raises(ModelError) as err:
+        complete(server)
+    assert err.value.retry_after == 86400 and len(server.requests) == 1
+
+
 def test_retries_are_bounded() -> None:
     with FakeLLMServer(sequence(Reply(status=503, body={}))) as server:
         with pytest.raises(ModelError, match="503"):

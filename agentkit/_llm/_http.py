@@ -11,6 +11,7 @@ interface.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,7 +28,9 @@ MAX_CONNECTIONS = 4096
 @dataclass
 class Reply:
     status: int
-    headers: httpx.Headers
+    # case-insensitive (httpx.Headers, aiohttp's CIMultiDictProxy): used as they come, since
+    # rebuilding one per response was a measurable share of the hot path
+    headers: Mapping[str, str]
     body: bytes
 
     @property
@@ -66,7 +69,7 @@ class AiohttpPoster:
         try:
             async with session.post(url, data=body, headers=headers) as resp:
                 data = await resp.read()
-                return Reply(resp.status, httpx.Headers(list(resp.headers.items())), data)
+                return Reply(resp.status, resp.headers, data)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise ModelError(f"cannot reach the model server at {url}: "
                              f"{type(exc).__name__}: {exc}", retryable=True) from None

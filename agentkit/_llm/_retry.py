@@ -11,11 +11,10 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import httpx
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -30,8 +29,9 @@ T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asked us to wait, if it said."""
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asked us to wait, if it said (``headers``: case-insensitive, as
+    httpx's and aiohttp's both are)."""
     if ms := headers.get("retry-after-ms"):
         try:
             return max(0.0, float(ms) / 1000)
@@ -61,7 +61,7 @@ def _say_retry(state: RetryCallState) -> None:
                  state.attempt_number, wait)
 
 
-def error_for_status(status: int, headers: httpx.Headers, text: str) -> ModelError:
+def error_for_status(status: int, headers: Mapping[str, str], text: str) -> ModelError:
     body = text[:300].replace("\n", " ")
     return ModelError(f"model server answered HTTP {status}: {body}", status=status,
                       retryable=status in RETRY_STATUSES, retry_after=retry_after(headers))
