@@ -110,3 +110,20 @@ def test_secrets_redacted_in_config_values(tmp_path: Path) -> None:
                                                   "PLAIN=ok\n"})
     r = parse(root, "/etc/default/x", "dotenv")
     assert "hf_abcdef" not in str(r.data) and entries(r)["PLAIN"] == ("ok", 2)
+
+
+@pytest.mark.parametrize("instance,ok", [
+    ("a" * 128, True), ("a" * 129, False), ("", False), ("kimi.1:x-y", True),
+    ("é" * 3, True), ("a b", False), ("../x", False), ("a\n", False),
+])
+def test_a_template_instance_is_one_word_of_at_most_128_characters(instance: str, ok: bool
+                                                                    ) -> None:
+    from agentkit._sandbox._sandbox import BUILTIN_TOOLS
+    from agentkit._tool import ToolError
+
+    tool = BUILTIN_TOOLS["parse_config"]
+    if ok:
+        tool.validate({"path": "/etc/systemd/system/v@.service", "instance": instance})
+    else:
+        with pytest.raises(ToolError, match="instance"):
+            tool.validate({"path": "/etc/systemd/system/v@.service", "instance": instance})
