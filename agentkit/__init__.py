@@ -23,6 +23,9 @@ if TYPE_CHECKING:
         TaskStarted,
         ToolCalled,
     )
+    from ._fleet._model import Fleet
+    from ._fleet._outcome import HostOutcome, Transport
+    from ._fleet._snapfleet import SnapshotFleet
     from ._host import Host
     from ._llm._anthropic import AnthropicModel
     from ._llm._messages import (
@@ -72,7 +75,9 @@ _LAZY: dict[str, str] = {
     "Evidence": "._types",
     "Fact": "._types",
     "Finding": "._types",
+    "Fleet": "._fleet._model",
     "Host": "._host",
+    "HostOutcome": "._fleet._outcome",
     "Limits": "._orchestrator",
     "Message": "._llm._messages",
     "Model": "._llm._messages",
@@ -88,6 +93,7 @@ _LAZY: dict[str, str] = {
     "Sandbox": "._sandbox._sandbox",
     "Section": "._types",
     "Settings": "._config",
+    "SnapshotFleet": "._fleet._snapfleet",
     "SubQuestion": "._types",
     "Table": "._types",
     "TaskFinished": "._events",
@@ -103,6 +109,7 @@ _LAZY: dict[str, str] = {
     "ToolOutput": "._tool",
     "ToolSpec": "._llm._messages",
     "Trace": "._trace",
+    "Transport": "._fleet._outcome",
     "Usage": "._types",
     "handle_investigate": "._schema",
     "investigate_sync": "._api",
@@ -141,7 +148,9 @@ __all__ = [
     "Evidence",
     "Fact",
     "Finding",
+    "Fleet",
     "Host",
+    "HostOutcome",
     "Limits",
     "Message",
     "Model",
@@ -156,6 +165,7 @@ __all__ = [
     "Sandbox",
     "Section",
     "Settings",
+    "SnapshotFleet",
     "SubQuestion",
     "Table",
     "TaskFinished",
@@ -171,6 +181,7 @@ __all__ = [
     "ToolOutput",
     "ToolSpec",
     "Trace",
+    "Transport",
     "Usage",
     "handle_investigate",
     "investigate_sync",
