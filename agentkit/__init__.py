@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._fleet._model import Fleet
     from ._fleet._outcome import HostOutcome, Transport
     from ._fleet._snapfleet import SnapshotFleet
+    from ._fleet._ssh import SSHTransport
     from ._host import Host
     from ._llm._anthropic import AnthropicModel
     from ._llm._messages import (
@@ -90,6 +91,7 @@ _LAZY: dict[str, str] = {
     "Plan": "._types",
     "PlanReady": "._events",
     "SCHEMA_VERSION": "._types",
+    "SSHTransport": "._fleet._ssh",
     "Sandbox": "._sandbox._sandbox",
     "Section": "._types",
     "Settings": "._config",
@@ -162,6 +164,7 @@ __all__ = [
     "Orchestrator",
     "Plan",
     "PlanReady",
+    "SSHTransport",
     "Sandbox",
     "Section",
     "Settings",
