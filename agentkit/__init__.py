@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from ._fleet._model import Fleet
     from ._fleet._outcome import HostOutcome, Transport
+    from ._fleet._slurm import SlurmTransport
     from ._fleet._snapfleet import SnapshotFleet
     from ._fleet._ssh import SSHTransport
     from ._host import Host
@@ -95,6 +96,7 @@ _LAZY: dict[str, str] = {
     "Sandbox": "._sandbox._sandbox",
     "Section": "._types",
     "Settings": "._config",
+    "SlurmTransport": "._fleet._slurm",
     "SnapshotFleet": "._fleet._snapfleet",
     "SubQuestion": "._types",
     "Table": "._types",
@@ -168,6 +170,7 @@ __all__ = [
     "Sandbox",
     "Section",
     "Settings",
+    "SlurmTransport",
     "SnapshotFleet",
     "SubQuestion",
     "Table",
