@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from ._fleet._model import Fleet
     from ._fleet._outcome import HostOutcome, Transport
+    from ._fleet._ray import RayTransport
     from ._fleet._slurm import SlurmTransport
     from ._fleet._snapfleet import SnapshotFleet
     from ._fleet._ssh import SSHTransport
@@ -91,6 +92,7 @@ _LAZY: dict[str, str] = {
     "Orchestrator": "._orchestrator",
     "Plan": "._types",
     "PlanReady": "._events",
+    "RayTransport": "._fleet._ray",
     "SCHEMA_VERSION": "._types",
     "SSHTransport": "._fleet._ssh",
     "Sandbox": "._sandbox._sandbox",
@@ -166,6 +168,7 @@ __all__ = [
     "Orchestrator",
     "Plan",
     "PlanReady",
+    "RayTransport",
     "SSHTransport",
     "Sandbox",
     "Section",
