@@ -47,7 +47,7 @@ class RayTransport:
         import ray
 
         if not ray.is_initialized():  # attach once; an embedder's own ray.init is kept
-            ray.init(address=self.address, log_to_driver=False, logging_level="WARNING")
+            ray.init(address=self.address, log_to_driver=False, logging_level=30)  # WARNING
         return ray
 
     def _alive(self) -> list[str]:
