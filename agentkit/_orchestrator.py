@@ -229,10 +229,10 @@ class Orchestrator:
               trace: Trace | None = None) -> Orchestrator:
         """A catalog orchestrator that asks every host of a fleet and folds their answers.
 
-        >>> from agentkit import SnapshotFleet
-        >>> orch = Orchestrator.fleet(SnapshotFleet("examples"), hosts=["hopper-deepseek"])
-        >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap
-        'ok=1 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+        >>> from agentkit import SSHTransport
+        >>> orch = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
+        >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
+        'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
         """
         orch = cls.catalog(Host.at("/"), trace=trace)  # the host is not read: each host's is
         orch.transport = transport

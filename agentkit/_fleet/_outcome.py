@@ -63,8 +63,9 @@ class Transport(Protocol):
     a host that fails is a failed outcome, never an exception. Cancelling the iteration
     (the run's deadline) stops the hosts still running.
 
+    >>> import tempfile
     >>> from agentkit import SnapshotFleet
-    >>> isinstance(SnapshotFleet("examples"), Transport)
+    >>> isinstance(SnapshotFleet(tempfile.mkdtemp()), Transport)
     True
     """
 

@@ -14,9 +14,12 @@ from ._outcome import Batch, HostOutcome
 class SnapshotFleet:
     """Hosts are the subdirectories of ``directory``; each is investigated as a snapshot.
 
-    >>> import anyio
-    >>> anyio.run(SnapshotFleet("examples").discover)[:2]
-    ['blackwell-kimi', 'embedding']
+    >>> import anyio, os, tempfile
+    >>> fleet_dir = tempfile.mkdtemp()
+    >>> for name in ("gpu02", "gpu01"):
+    ...     os.mkdir(os.path.join(fleet_dir, name))
+    >>> anyio.run(SnapshotFleet(fleet_dir).discover)
+    ['gpu01', 'gpu02']
     """
 
     name = "snapshots"
