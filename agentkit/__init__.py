@@ -23,6 +23,12 @@ if TYPE_CHECKING:
         TaskStarted,
         ToolCalled,
     )
+    from ._fleet._model import Fleet
+    from ._fleet._outcome import HostOutcome, Transport
+    from ._fleet._ray import RayTransport
+    from ._fleet._slurm import SlurmTransport
+    from ._fleet._snapfleet import SnapshotFleet
+    from ._fleet._ssh import SSHTransport
     from ._host import Host
     from ._llm._anthropic import AnthropicModel
     from ._llm._messages import (
@@ -72,7 +78,9 @@ _LAZY: dict[str, str] = {
     "Evidence": "._types",
     "Fact": "._types",
     "Finding": "._types",
+    "Fleet": "._fleet._model",
     "Host": "._host",
+    "HostOutcome": "._fleet._outcome",
     "Limits": "._orchestrator",
     "Message": "._llm._messages",
     "Model": "._llm._messages",
@@ -84,10 +92,14 @@ _LAZY: dict[str, str] = {
     "Orchestrator": "._orchestrator",
     "Plan": "._types",
     "PlanReady": "._events",
+    "RayTransport": "._fleet._ray",
     "SCHEMA_VERSION": "._types",
+    "SSHTransport": "._fleet._ssh",
     "Sandbox": "._sandbox._sandbox",
     "Section": "._types",
     "Settings": "._config",
+    "SlurmTransport": "._fleet._slurm",
+    "SnapshotFleet": "._fleet._snapfleet",
     "SubQuestion": "._types",
     "Table": "._types",
     "TaskFinished": "._events",
@@ -103,6 +115,7 @@ _LAZY: dict[str, str] = {
     "ToolOutput": "._tool",
     "ToolSpec": "._llm._messages",
     "Trace": "._trace",
+    "Transport": "._fleet._outcome",
     "Usage": "._types",
     "handle_investigate": "._schema",
     "investigate_sync": "._api",
@@ -141,7 +154,9 @@ __all__ = [
     "Evidence",
     "Fact",
     "Finding",
+    "Fleet",
     "Host",
+    "HostOutcome",
     "Limits",
     "Message",
     "Model",
@@ -153,9 +168,13 @@ __all__ = [
     "Orchestrator",
     "Plan",
     "PlanReady",
+    "RayTransport",
+    "SSHTransport",
     "Sandbox",
     "Section",
     "Settings",
+    "SlurmTransport",
+    "SnapshotFleet",
     "SubQuestion",
     "Table",
     "TaskFinished",
@@ -171,6 +190,7 @@ __all__ = [
     "ToolOutput",
     "ToolSpec",
     "Trace",
+    "Transport",
     "Usage",
     "handle_investigate",
     "investigate_sync",

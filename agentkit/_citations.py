@@ -52,5 +52,5 @@ def finalize(answer: Answer, index: dict[str, Evidence]) -> Answer:
             for cell in row:
                 cell.evidence = use(cell.evidence)
     answer.citations = [Citation(id=i, kind=index[i].kind, locator=index[i].locator,
-                                 excerpt=index[i].excerpt) for i in order]
+                                 excerpt=index[i].excerpt, host=index[i].host) for i in order]
     return answer

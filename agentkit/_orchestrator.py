@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ._catalog._template import TaskTemplate
+    from ._fleet._outcome import Transport
     from ._llm._messages import Model
 
 
@@ -84,7 +85,9 @@ class Orchestrator:
                  tools: dict[str, Tool] | None = None,
                  executor: Callable[..., Any] | None = None,
                  catalog: dict[str, TaskTemplate] | None = None,
-                 model: Model | None = None, mode: str = "catalog") -> None:
+                 model: Model | None = None, mode: str = "catalog",
+                 transport: Transport | None = None,
+                 hosts: Sequence[str] | None = None) -> None:
         self.planner = planner
         self.runner = runner
         self.synthesizer = synthesizer
@@ -110,6 +113,10 @@ class Orchestrator:
         # (a cache hit from another task would finish a task the recorded run never did).
         self.cache_tools = True
         self.shared: dict[str, Any] = {}
+        # A fleet: the plan runs on every host the transport reaches (or on ``hosts``), and
+        # the answer folds theirs (agentkit._fleet); ``host`` is then not read.
+        self.transport = transport
+        self.hosts = list(hosts) if hosts is not None else None
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
@@ -217,6 +224,21 @@ class Orchestrator:
         return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,
                    trace=trace, catalog=cat)
 
+    @classmethod
+    def fleet(cls, transport: Transport, *, hosts: Sequence[str] | None = None,
+              trace: Trace | None = None) -> Orchestrator:
+        """A catalog orchestrator that asks every host of a fleet and folds their answers.
+
+        >>> from agentkit import SSHTransport
+        >>> orch = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
+        >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
+        'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+        """
+        orch = cls.catalog(Host.at("/"), trace=trace)  # the host is not read: each host's is
+        orch.transport = transport
+        orch.hosts = list(hosts) if hosts is not None else None
+        return orch
+
     async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
                           limits: Limits | None = None) -> Answer:
         """Plan, run every task in parallel, and merge the results into a cited answer.
@@ -225,6 +247,11 @@ class Orchestrator:
         call (tasks, steps, tokens, deadline).
         """
         limits = limits or Limits()
+        if self.transport is not None:
+            from ._fleet._run import investigate_fleet
+
+            return await investigate_fleet(self, self.transport, question, tasks, limits,
+                                           self.hosts)
         # A run deadline cuts planning and the tasks; what finished is still merged into an
         # answer (marked as cut), so a deadline gives a partial answer, not a bare error.
         return await self._investigate(question, tasks, limits)

@@ -168,6 +168,13 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
                        root: str | None = None, trace_out: str | None = None) -> ReplayResult:
     """Replay a trace exactly, or with live tools (``live_tools``) to see what drifted."""
     tf = read_trace(path)
+    from ._fleet._replay import is_fleet, replay_fleet
+
+    if is_fleet(tf):  # a fleet run: its hosts' outcomes are folded again, offline
+        if live_tools:
+            raise FileNotFoundError("--live-tools re-runs one host's tools; a fleet trace is "
+                                    "replayed exactly (run the question on the fleet again)")
+        return replay_fleet(tf)
     rec = Recording(tf)
     run = rec.run
     settings, limits = _recorded_settings(tf, run)

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._fleet._model import Fleet
+
 SCHEMA_VERSION = 1
 
 _TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -106,11 +108,14 @@ class Evidence(_Model):
     locator: str
     excerpt: str = ""
     sha256: str = ""
+    # the host (or node range) it was seen on, in a fleet answer; None on a one-host run
+    host: str | None = None
 
     @staticmethod
-    def make_id(kind: str, locator: str) -> str:
-        digest = hashlib.sha256(f"{kind}\0{locator}".encode()).hexdigest()
-        return f"E{digest[:10]}"
+    def make_id(kind: str, locator: str, host: str | None = None) -> str:
+        # the same look on another host is another look: the host is part of the id
+        key = f"{kind}\0{locator}" if host is None else f"{host}\0{kind}\0{locator}"
+        return f"E{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
     @classmethod
     def of(cls, kind: EvidenceKind, locator: str, excerpt: str, content: str | bytes) -> Evidence:
@@ -249,6 +254,7 @@ class Citation(_Model):
     kind: EvidenceKind
     locator: str
     excerpt: str
+    host: str | None = None  # fleet answers: the host or node range it was seen on
 
 
 class Answer(_Model):
@@ -272,6 +278,7 @@ class Answer(_Model):
     failed_tasks: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+    fleet: Fleet | None = None  # a fleet investigation: buckets and value groups per fact
 
     def cited_ids(self) -> set[str]:
         ids: set[str] = set()

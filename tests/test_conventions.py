@@ -109,7 +109,8 @@ def test_no_dependency_is_declared_and_never_imported() -> None:
     names = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower() for d in deps}
     assert "httpx-aiohttp" not in names and "mcp" not in names
     source = "\n".join(p.read_text() for p in (REPO / "agentkit").rglob("*.py"))
-    modules = {"nvidia-ml-py": "pynvml", "pyyaml": "yaml", "google-re2": "re2"}
+    modules = {"nvidia-ml-py": "pynvml", "pyyaml": "yaml", "google-re2": "re2",
+               "clustershell": "ClusterShell"}
     for name in names:
         mod = modules.get(name, name.replace("-", "_"))
         assert f"import {mod}" in source or f"from {mod}" in source, name

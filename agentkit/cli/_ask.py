@@ -28,6 +28,9 @@ def register(sub: Any) -> None:
                    help="no live display: plain log lines on stderr, warnings only")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
     p.add_argument("--concurrency", type=int, help="subagents running at once")
+    from ._fleet_cmd import add_fleet
+
+    add_fleet(p)
     p.set_defaults(func=run)
 
 
@@ -51,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
                        f"{_MAX_QUESTION} and put details in files under --root")
     settings = settings_from(args)
     host = host_from(args)
+    fleet = None
+    if _fleet_asked(args):  # one question, many hosts: see _fleet_cmd
+        from ._fleet_cmd import transport_from
+
+        fleet = transport_from(args)
     trace_path = args.trace or default_trace_path()
     try:
         trace = Trace(trace_path, exclusive=not args.trace)
@@ -71,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
         orch.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
+        if fleet is not None:
+            orch.transport, orch.hosts = fleet
 
         async def go() -> Any:
             async with orch:  # closes the model's connections, on errors too
@@ -82,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             answer = anyio.run(go)
     except TemplateError as exc:
+        raise CLIError(str(exc)) from None
+    except ValueError as exc:  # a fleet's inventory (host names, a job, a cluster)
+        if fleet is None or type(exc).__name__ != "InventoryError":
+            raise
         raise CLIError(str(exc)) from None
     except NoMatchingTask as exc:
         raise CLIError(str(exc), 3) from None
@@ -100,6 +114,13 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
     _print(answer, args.json, args.brief)
+    if answer.fleet is not None:
+        counts = answer.fleet.counts
+        if counts.get("ok", 0) + counts.get("differs", 0) == 0:
+            print(f"agentkit: no host of the fleet answered ({answer.fleet.recap})",
+                  file=sys.stderr)
+            return 7
+        return 0
     if not answer.citations and all(s != "ok" for s in answer.tasks.values()):
         why = answer.bottom_line[0].text if answer.bottom_line else "no task found anything"
         hint = ("If the server runs on another machine, snapshot that one with `agentkit "
@@ -109,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 7
     return 0
+
+
+def _fleet_asked(args: argparse.Namespace) -> bool:
+    return any(getattr(args, k, None) for k in ("hosts", "slurm_job", "ray", "fleet"))
 
 
 def _print(answer: Any, as_json: bool, brief: bool = False) -> None:

@@ -1,0 +1,212 @@
+"""Folding host outcomes the way operators read them (``clush -b``, ``dshbak -c``): hosts
+with identical values as one node range, the outliers named, every host in one bucket.
+
+The fold is streaming: each outcome is reduced as it arrives to, per fact, the value's
+digest and the host's name, so a fleet of thousands is folded in memory linear in hosts times
+facts and the per-host results need not be kept. Values are compared canonically (JSON with
+sorted keys), never by their display text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .._types import Evidence, TaskResult
+from ._model import Bucket, Fleet, FleetFact, FleetGroup, FleetProblem
+from ._outcome import HostOutcome
+
+# Facts that describe this moment or this host's log rather than its configuration, or that
+# repeat others whole ("host" is the model the other facts are drawn from): not compared.
+NOT_COMPARED = frozenset({"host", "server_state", "log_lines", "log_covers_start"})
+ABSENT = b"\x00absent"  # the digest key of "the task ran and did not establish this fact"
+_CANON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def canonical(value: Any) -> bytes:
+    """The comparable form of a fact value: JSON, keys sorted.
+
+    >>> canonical({"b": 1, "a": [1, 2]}) == canonical({"a": [1, 2], "b": 1})
+    True
+    """
+    return orjson.dumps(value, option=_CANON, default=str)
+
+
+@dataclass
+class _Seen:
+    """One piece of evidence a group's hosts cite: what was looked at, and what was seen
+    (at most two contents kept: enough to know whether the hosts saw the same)."""
+
+    kind: Any
+    locator: str
+    seen: dict[str, str] = field(default_factory=dict)  # sha256 -> excerpt
+
+
+@dataclass
+class _Group:
+    value: Any
+    key: bytes
+    hosts: list[str] = field(default_factory=list)
+    evidence: dict[str, _Seen] = field(default_factory=dict)
+
+
+class Fold:
+    """Outcomes in, a :class:`Fleet` out.
+
+    >>> fold = Fold("snapshots", ["n1", "n2"])
+    >>> fold.add(HostOutcome(host="n1", status="unreachable", error="connection refused"))
+    >>> fold.add(HostOutcome(host="n2", status="timed-out", error="no reply in 5s"))
+    >>> fold.fleet().recap
+    'ok=0 differs=0 failed=0 unreachable=1 timed-out=1 refused=0'
+    """
+
+    def __init__(self, transport: str, hosts: Sequence[str]) -> None:
+        self.transport = transport
+        self.expected = list(hosts)
+        self.bucket: dict[str, Bucket] = {}
+        self.problems: dict[tuple[Bucket, str], list[str]] = {}
+        self.groups: dict[tuple[str, str], dict[bytes, _Group]] = {}
+        self.ran: dict[str, list[str]] = {}  # task -> hosts that answered it
+        self.duplicates: list[str] = []
+
+    def add(self, outcome: HostOutcome) -> None:
+        host = outcome.host
+        if host in self.bucket:  # a transport that reports a host twice: the first counts
+            self.duplicates.append(host)
+            return
+        bucket, error = _bucket(outcome)
+        self.bucket[host] = bucket
+        if bucket != "ok":
+            self.problems.setdefault((bucket, error), []).append(host)
+            return
+        for r in outcome.results:
+            self.ran.setdefault(r.task_id, []).append(host)
+            index = {ev.id: ev for ev in r.evidence}
+            for name, value, cites in _facts(r):
+                self._add(r.task_id, name, host, value, cites, index)
+
+    def _add(self, task: str, name: str, host: str, value: Any, cites: list[str],
+             index: dict[str, Evidence]) -> None:
+        key = canonical(value)
+        groups = self.groups.setdefault((task, name), {})
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(value, key)
+        group.hosts.append(host)
+        for i in cites:
+            ev = index.get(i)
+            if ev is None:
+                continue
+            seen = group.evidence.get(i)
+            if seen is None:
+                seen = group.evidence[i] = _Seen(ev.kind, ev.locator)
+            if len(seen.seen) < 2:
+                seen.seen.setdefault(ev.sha256, ev.excerpt)
+
+    def missing(self) -> list[str]:
+        """Hosts asked for that no outcome has named yet."""
+        return [h for h in self.expected if h not in self.bucket]
+
+    def fleet(self) -> Fleet:
+        """The buckets and each compared fact's groups (largest first)."""
+        facts, differs = self._facts()
+        for h in differs:
+            self.bucket[h] = "differs"
+        from ._names import fold as fold_names
+
+        members: dict[str, list[str]] = {}
+        for h, b in self.bucket.items():
+            members.setdefault(b, []).append(h)
+        from ._model import BUCKETS
+
+        counts = {b: len(members.get(b, ())) for b in BUCKETS}
+        problems = [FleetProblem(bucket=b, error=e, nodes=fold_names(hs), count=len(hs))
+                    for (b, e), hs in sorted(self.problems.items(),
+                                             key=lambda kv: (-len(kv[1]), kv[0]))]
+        return Fleet(transport=self.transport, hosts=len(self.bucket),
+                     buckets={b: fold_names(hs) for b, hs in members.items()},
+                     counts=counts, facts=facts, problems=problems,
+                     recap=" ".join(f"{b}={n}" for b, n in counts.items()))
+
+    def evidence(self) -> dict[str, Evidence]:
+        """Every group's citable evidence, by id (after :meth:`fleet`)."""
+        return dict(self._index)
+
+    def _facts(self) -> tuple[list[FleetFact], set[str]]:
+        from ._names import fold as fold_names
+
+        out: list[FleetFact] = []
+        differs: set[str] = set()
+        self._index: dict[str, Evidence] = {}
+        for (task, name), by_key in self.groups.items():
+            groups = list(by_key.values())
+            have = {h for g in groups for h in g.hosts}
+            absent = [h for h in self.ran.get(task, ()) if h not in have]
+            if absent:
+                groups.append(_Group(None, ABSENT, absent))
+            groups.sort(key=lambda g: (-len(g.hosts), g.key))
+            majority = len(groups) == 1 or len(groups[0].hosts) > len(groups[1].hosts)
+            for g in groups[1:] if majority else (groups if len(groups) > 1 else ()):
+                differs.update(g.hosts)
+            rows = []
+            for g in groups:
+                nodes = fold_names(g.hosts)
+                rows.append(FleetGroup(value=g.value, text=_text(g), nodes=nodes,
+                                       count=len(g.hosts), evidence=self._cite(g, nodes)))
+            out.append(FleetFact(task=task, fact=name, groups=rows, majority=majority))
+        return out, differs
+
+    def _cite(self, group: _Group, nodes: str) -> list[str]:
+        ids = []
+        for seen in group.evidence.values():
+            same = len(seen.seen) == 1
+            sha, excerpt = next(iter(seen.seen.items())) if same else ("", "")
+            ev = Evidence(id=Evidence.make_id(seen.kind, seen.locator, host=nodes),
+                          kind=seen.kind, locator=seen.locator, sha256=sha, host=nodes,
+                          excerpt=excerpt if same else "(what these hosts saw here differs "
+                          "in content; each host's own is in the trace)")
+            self._index[ev.id] = ev
+            ids.append(ev.id)
+        return ids
+
+
+def _bucket(outcome: HostOutcome) -> tuple[Bucket, str]:
+    """A host's bucket before comparing: its transport status, or "failed"/"timed-out" when
+    it answered but not one of its tasks did (nothing to compare)."""
+    if outcome.status != "ok":
+        return outcome.status, outcome.error or outcome.status
+    states = {r.status for r in outcome.results}
+    if not outcome.results or states <= {"failed", "timed-out"}:
+        why = sorted({r.summary for r in outcome.results}) or ["it returned no task results"]
+        bucket: Bucket = "timed-out" if states == {"timed-out"} else "failed"
+        return bucket, "every task failed: " + "; ".join(why)[:500]
+    return "ok", ""
+
+
+def _facts(r: TaskResult) -> list[tuple[str, Any, list[str]]]:
+    """(name, value, evidence ids) of what is compared in one task result: its status, its
+    headline claims, and its facts but those in :data:`NOT_COMPARED`."""
+    heads = [f for f in r.findings if f.headline]
+    out: list[tuple[str, Any, list[str]]] = [
+        ("status", r.status, []),
+        ("findings", [f.claim for f in heads], list(dict.fromkeys(
+            e for f in heads for e in f.evidence)))]
+    out += [(n, f.value, f.evidence) for n, f in r.facts.items() if n not in NOT_COMPARED]
+    return out
+
+
+def _text(group: _Group) -> str:
+    if group.key == ABSENT:
+        return "(not established)"
+    v = group.value
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):  # claims: read as text
+        text = " / ".join(v) if v else "(none)"
+    else:
+        text = v if isinstance(v, str) else group.key.decode("utf-8", "replace")
+    if len(text) <= 120:
+        return text
+    return f"{text[:100]}… #{hashlib.blake2b(group.key, digest_size=4).hexdigest()}"

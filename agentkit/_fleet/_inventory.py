@@ -1,0 +1,49 @@
+"""Where a fleet's host names come from: a range (``gpu[01-64]``), a list, a file
+(``@hosts.txt``, one name or range a line) or the concrete ``Host`` entries of an SSH config."""
+
+from __future__ import annotations
+
+import os
+
+from ._names import InventoryError, expand, unique
+
+SSH_CONFIG = "ssh-config"
+
+
+def hosts_from(spec: str, ssh_config: str | None = None) -> list[str]:
+    """The hosts ``spec`` names, each once, in order.
+
+    >>> hosts_from("gpu[01-02],gpu01")
+    ['gpu01', 'gpu02']
+    """
+    if spec == SSH_CONFIG:
+        return config_hosts(ssh_config or os.path.expanduser("~/.ssh/config"))
+    if spec.startswith("@"):
+        return unique(h for line in _lines(spec[1:]) for h in expand(line))
+    return unique(expand(spec))
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(16 * 1024 * 1024)
+    except OSError as exc:
+        raise InventoryError(f"cannot read the host list {path}: {exc.strerror}") from None
+    lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+    if not any(lines):
+        raise InventoryError(f"the host list {path} names no hosts (one name or range a line)")
+    return [ln for ln in lines if ln]
+
+
+def config_hosts(path: str) -> list[str]:
+    """The concrete names of ``Host`` lines (patterns with ``*``, ``?`` or ``!`` are
+    defaults for other hosts, not hosts)."""
+    names = []
+    for line in _lines(path):
+        key, _, rest = line.partition(" ")
+        if key.lower() == "host" or line.lower().startswith("host="):
+            value = rest if key.lower() == "host" else line.split("=", 1)[1]
+            names += [n for n in value.split() if not any(c in n for c in "*?!")]
+    if not names:
+        raise InventoryError(f"{path} has no Host entry naming one host")
+    return unique(names)

@@ -1,0 +1,109 @@
+"""A fleet investigation: plan once, run the batch on every host through a transport, fold
+the outcomes as they arrive, answer. Traced like a one-host run: the run span, the plan, one
+``host`` event per host as it lands, the answer; an interrupted run keeps what it wrote."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+import anyio
+
+from .._types import Answer, Plan, Usage
+from ._answer import fleet_answer
+from ._fold import Fold
+from ._names import fold as fold_names
+from ._names import unique
+from ._outcome import Batch, HostOutcome, Transport
+from ._record import Recorder
+
+if TYPE_CHECKING:
+    from .._orchestrator import Limits, Orchestrator
+
+
+async def investigate_fleet(orch: Orchestrator, transport: Transport, question: str,
+                            tasks: Sequence[str] | None, limits: Limits,
+                            hosts: Sequence[str] | None = None) -> Answer:
+    """``question`` on every host ``transport`` reaches (or on ``hosts``)."""
+    t0 = time.perf_counter()
+    names = unique(hosts) if hosts else await transport.discover()
+    trace = orch.trace
+    run = trace.start("run", data={
+        "question": question, "root": f"fleet:{transport.name}", "mode": orch.mode,
+        "tasks": list(tasks) if tasks else None, "limits": limits.model_dump(),
+        "config": orch.config,
+        "fleet": {"transport": transport.name, "hosts": fold_names(names),
+                  "count": len(names)}})
+    try:
+        deadline = (anyio.current_time() + limits.deadline_s
+                    if limits.deadline_s is not None else math.inf)
+        plan = await _plan(orch, question, tasks, limits, deadline)
+        trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
+        fold = Fold(transport.name, names)
+        await _gather(transport, names, _batch(plan, transport, limits), fold,
+                      Recorder(trace, run), deadline)
+        span = trace.start("synthesize", parent=run)
+        fleet = fold.fleet()
+        notes = [f"Fleet run over {transport.name}: each host ran the batch with its own "
+                 "agentkit; values are compared as canonical JSON."]
+        if fold.duplicates:
+            notes.append(f"the transport reported {len(fold.duplicates)} hosts twice; the "
+                         "first outcome of each counts")
+        answer = fleet_answer(question, plan, fleet, fold.evidence(), notes,
+                              Usage(wall_s=round(time.perf_counter() - t0, 6)))
+        trace.end(span, "synthesize", data={"answer": answer.model_dump(mode="json")})
+    except BaseException as exc:
+        status = "cancelled" if isinstance(exc, anyio.get_cancelled_exc_class() |
+                                           KeyboardInterrupt) else "error"
+        with anyio.CancelScope(shield=True):
+            trace.end(run, "run", data={"status": status, "error": repr(exc)})
+        raise
+    trace.end(run, "run", data={"status": "ok"})
+    return answer
+
+
+async def _plan(orch: Orchestrator, question: str, tasks: Sequence[str] | None,
+                limits: Limits, deadline: float) -> Plan:
+    if tasks:
+        plan = orch.plan_from_catalog(question, tasks)
+    else:
+        with anyio.fail_after(deadline - anyio.current_time() if deadline < math.inf
+                              else None):
+            plan = await orch.planner.plan(question)
+    plan = orch._limit(plan, limits)
+    free = [t.id for t in plan.tasks if t.template is None]
+    if free:  # a free-form task needs a model on every host: not what a fleet host runs
+        plan.tasks = [t for t in plan.tasks if t.template is not None]
+        plan.notes.append(f"not run on the fleet (free-form, they need a model on each "
+                          f"host): {', '.join(free)}")
+    return plan
+
+
+def _batch(plan: Plan, transport: Transport, limits: Limits) -> Batch:
+    longest = max((t.budget.deadline_s for t in plan.tasks), default=120.0)
+    return Batch(question=plan.question, tasks=plan.tasks,
+                 root=getattr(transport, "root", "/"),
+                 deadline_s=min(longest, limits.deadline_s or math.inf))
+
+
+async def _gather(transport: Transport, names: list[str], batch: Batch, fold: Fold,
+                  record: Recorder, deadline: float) -> None:
+    expected = set(names)
+    cut = False
+    with anyio.move_on_after(deadline - anyio.current_time() if deadline < math.inf
+                             else None) as scope:
+        async with aclosing(transport.run(names, batch)) as outcomes:  # type: ignore[type-var]
+            async for o in outcomes:
+                if o.host in expected:
+                    record(o)
+                    fold.add(o)
+    cut = scope.cancelled_caught
+    for host in fold.missing():
+        o = HostOutcome(host=host, status="timed-out" if cut else "failed",
+                        error="the run deadline passed first" if cut
+                        else "the transport reported nothing for this host")
+        record(o)
+        fold.add(o)

@@ -1,0 +1,150 @@
+"""The SSH transport (asyncssh): each host runs agentkit's worker over one exec channel.
+
+Host keys are verified against known_hosts, always: an unknown or changed key is a
+``refused`` outcome, never a silent connect (there is no option to skip the check). agentkit
+owns both timeouts (connecting, and the whole host), so a host that accepts and then says
+nothing is ``timed-out`` at the deadline. One channel per connection (a batch is one exec),
+and at most ``concurrency`` connections at once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+
+from ._outcome import Batch, HostOutcome
+from ._wire import MAX_REPLY, outcome, request
+
+DEFAULT_COMMAND = "python3 -m agentkit._fleet.worker"
+_MAX_STDERR = 64 * 1024
+
+
+class SSHTransport:
+    """Hosts reached with asyncssh, settings from ``config`` (default ``~/.ssh/config``).
+
+    >>> SSHTransport(concurrency=16).concurrency
+    16
+    """
+
+    name = "ssh"
+
+    def __init__(self, *, config: str | None = None, known_hosts: str | None = None,
+                 username: str | None = None, concurrency: int = 32,
+                 connect_timeout_s: float = 10.0, host_timeout_s: float = 300.0,
+                 remote_command: str = DEFAULT_COMMAND, root: str = "/",
+                 options: dict[str, Any] | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        self.config = config
+        self.known_hosts = known_hosts
+        self.username = username
+        self.concurrency = concurrency
+        self.connect_timeout_s = connect_timeout_s
+        self.host_timeout_s = host_timeout_s
+        self.remote_command = remote_command
+        self.root = root
+        # further asyncssh.connect options (client_keys, port, …); host-key checking is not
+        # one of them
+        self.options = dict(options or {})
+        if "known_hosts" in self.options:
+            raise ValueError("known_hosts is set with known_hosts=PATH; host keys are always "
+                             "verified")
+
+    async def discover(self) -> list[str]:
+        from ._inventory import config_hosts
+
+        return config_hosts(self.config or os.path.expanduser("~/.ssh/config"))
+
+    def run(self, hosts: Sequence[str], batch: Batch) -> AsyncIterator[HostOutcome]:
+        from ._fanout import fan_out
+
+        return fan_out(hosts, lambda h: self._one(h, batch), self.concurrency)
+
+    def _connect_options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {**self.options,
+                                "config": [self.config] if self.config else (),
+                                # () is asyncssh's "the default file", ~/.ssh/known_hosts
+                                "known_hosts": self.known_hosts or ()}
+        if self.username:
+            opts["username"] = self.username
+        return opts
+
+    async def _one(self, host: str, batch: Batch) -> HostOutcome:
+        import asyncssh
+
+        t0 = time.perf_counter()
+
+        def done(status: Any, error: str) -> HostOutcome:
+            return HostOutcome(host=host, status=status, error=error,
+                               wall_s=round(time.perf_counter() - t0, 6))
+
+        try:
+            with anyio.fail_after(self.connect_timeout_s):
+                conn = await asyncssh.connect(host, **self._connect_options())
+        except TimeoutError:  # before OSError: on 3.11 TimeoutError is one
+            return done("timed-out", f"no SSH handshake within {self.connect_timeout_s:g}s")
+        except asyncssh.HostKeyNotVerifiable as exc:
+            return done("refused", f"host key not verified ({exc.reason}): add the host's "
+                        "key to known_hosts once you have checked it")
+        except asyncssh.PermissionDenied as exc:
+            return done("failed", f"SSH login refused ({exc.reason}): check the user and keys")
+        except (OSError, asyncssh.Error) as exc:
+            return done("unreachable", _why(exc))
+        async with conn:
+            try:
+                with anyio.fail_after(self.host_timeout_s):
+                    out, err, code = await _exec(conn, self.remote_command,
+                                                 request(batch, host))
+            except TimeoutError:
+                return done("timed-out", f"no reply within {self.host_timeout_s:g}s")
+            except (OSError, asyncssh.Error) as exc:
+                return done("unreachable", f"connection lost: {_why(exc)}")
+        return outcome(host, out, err, code, round(time.perf_counter() - t0, 6))
+
+
+async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int | None]:
+    """Run ``command`` with ``data`` on stdin; stdout and stderr read together (they share
+    the channel's window: reading one alone can stall the other), each capped."""
+    async with conn.create_process(command, encoding=None) as proc:
+        proc.stdin.write(data)
+        proc.stdin.write_eof()
+        got: dict[str, bytes] = {}
+
+        async with anyio.create_task_group() as tg:
+            async def out() -> None:
+                got["out"] = await _capped(proc.stdout, MAX_REPLY + 1)
+                if len(got["out"]) > MAX_REPLY:  # over the cap: stop reading this host
+                    tg.cancel_scope.cancel()
+
+            async def err() -> None:
+                got["err"] = await _capped(proc.stderr, _MAX_STDERR)
+
+            tg.start_soon(out)
+            tg.start_soon(err)
+        if len(got.get("out", b"")) > MAX_REPLY:
+            return got["out"], got.get("err", b""), None
+        await proc.wait()
+        return got["out"], got["err"], proc.exit_status
+
+
+async def _capped(stream: Any, cap: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while size < cap:
+        chunk = await stream.read(min(65536, cap - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (no SSH server listening)"
+    text = str(getattr(exc, "reason", "") or exc) or type(exc).__name__
+    return " ".join(text.split())[:300]

@@ -1,0 +1,113 @@
+"""What a fleet costs per host: the 1,000-host snapshot fleet (run and fold), and the SSH
+transport against a bare asyncssh loop doing the same exec on the same in-process servers
+(the ratio is the figure; absolute numbers depend on the machine).
+
+    python -m benchmarks.fleet [--hosts 1000] [--ssh 100] [--concurrency 32]
+
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agentkit._fleet._fold import Fold
+from agentkit._fleet._snapfleet import SnapshotFleet
+from agentkit._orchestrator import Orchestrator
+
+from ._fleet_hosts import make_fleet
+
+
+def snapshot_tier(tmp: Path, n: int) -> dict[str, Any]:
+    make_fleet(tmp / "snap", n, outliers=(n // 10, n // 2, n - 1), broken=(13, n - 200))
+    orch = Orchestrator.fleet(SnapshotFleet(tmp / "snap"))
+    outcomes: list[Any] = []
+
+    async def collect() -> None:
+        from agentkit._fleet._batch import bundled_catalog
+        from agentkit._fleet._outcome import Batch
+
+        plan = orch.plan_from_catalog("Which driver?", ["gpu-inventory"])
+        batch = Batch(question=plan.question, tasks=plan.tasks)
+        bundled_catalog()
+        t = SnapshotFleet(tmp / "snap")
+        async for o in t.run(await t.discover(), batch):
+            outcomes.append(o)
+
+    t0 = time.perf_counter()
+    anyio.run(collect)
+    run_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fold = Fold("snapshots", [o.host for o in outcomes])
+    for o in outcomes:
+        fold.add(o)
+    fleet = fold.fleet()
+    fold_s = time.perf_counter() - t0
+    return {"hosts": n, "run_s": round(run_s, 3), "fold_s": round(fold_s, 4),
+            "ms_per_host": round((run_s + fold_s) / n * 1000, 3), "recap": fleet.recap}
+
+
+def ssh_tier(tmp: Path, n: int, concurrency: int) -> dict[str, Any]:
+    import asyncssh
+
+    from agentkit._fleet._ssh import SSHTransport
+
+    from ._ssh_servers import CLIENT_OPTIONS, start
+
+    names = make_fleet(tmp / "ssh", n, width=4)
+    trees = {h: tmp / "ssh" / h for h in names}
+
+    async def go() -> dict[str, Any]:
+        fleet = await start(trees, {}, tmp)
+        try:
+            transport = SSHTransport(config=str(fleet.config), known_hosts=str(fleet.known_hosts),
+                                     concurrency=concurrency, options=CLIENT_OPTIONS)
+            orch = Orchestrator.fleet(transport, hosts=names)
+            t0 = time.perf_counter()
+            answer = await orch.investigate("Which driver?", tasks=["gpu-inventory"])
+            ours = time.perf_counter() - t0
+            limit = anyio.CapacityLimiter(concurrency)
+            payload = b'{"protocol":1,"batch":{"question":"q","tasks":[]}}'
+
+            async def bare(h: str) -> None:  # the floor: connect, one exec, same reply path
+                async with limit, asyncssh.connect(
+                        h, config=[str(fleet.config)], known_hosts=str(fleet.known_hosts),
+                        **CLIENT_OPTIONS) as conn:
+                    await conn.run("worker", input=payload, encoding=None)
+
+            t0 = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for h in names:
+                    tg.start_soon(bare, h)
+            floor = time.perf_counter() - t0
+            assert answer.fleet is not None
+            return {"hosts": n, "concurrency": concurrency, "agentkit_s": round(ours, 3),
+                    "bare_asyncssh_s": round(floor, 3), "ratio": round(ours / floor, 2),
+                    "peak_connections": fleet.stats.peak, "recap": answer.fleet.recap}
+        finally:
+            fleet.close()
+
+    return anyio.run(go)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--ssh", type=int, default=100)
+    ap.add_argument("--concurrency", type=int, default=32)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        out = {"snapshot": snapshot_tier(Path(d), a.hosts),
+               "ssh": ssh_tier(Path(d), a.ssh, a.concurrency)}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
