@@ -2,7 +2,7 @@
 all in one session, interleaved; every figure is read as a ratio to the floor of that session.
 
     python -m benchmarks.fanout --quick        # floor + agentkit, N=128, one JSON line
-    python -m benchmarks.fanout --full         # the documented run (docs/benchmarks.md)
+    python -m benchmarks.fanout --full --doc docs/benchmarks.md   # the documented run
     python -m benchmarks.fanout --n 16 128 --reps 1 --runners floor agentkit:default \\
         --out /tmp/r.jsonl
 
@@ -303,6 +303,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--timeout", type=float, default=420.0, help="per measurement, s")
     p.add_argument("--out", default=str(RESULTS), help="results file (JSON lines)")
     p.add_argument("--append", action="store_true", help="append to --out, do not replace it")
+    p.add_argument("--doc", help="then render the results into this file's fan-out section "
+                   "(python -m benchmarks.render --doc DOC)")
     a = p.parse_args(argv)
     if a.one:
         _pin(0)
@@ -318,6 +320,10 @@ def main(argv: list[str] | None = None) -> None:
                                                           else argv)
     out = session(a, command)
     print(out)
+    if a.doc:
+        from . import render
+
+        render.main([str(out), "--doc", a.doc])
 
 
 if __name__ == "__main__":
