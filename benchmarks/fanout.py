@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shlex
 import socket
@@ -139,6 +140,20 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+_EXC = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Timeout|Exit"
+                  r"|Interrupt|Group)\b.*")
+
+
+def error_line(stderr: str) -> str:
+    """The exception a child died of: the last ``SomeError: message`` line of its stderr
+    (warnings printed while it shut down come after it), else its last unindented line."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln and not ln.startswith(" ")]
+    for ln in reversed(lines):
+        if _EXC.match(ln):
+            return ln
+    return lines[-1] if lines else ""
+
+
 def run_child(runner: str, tool: str, url: str, n: int, k: int, timeout: float
               ) -> dict[str, Any]:
     cmd = [PYTHON, "-m", "benchmarks.fanout", "--one", runner, "--tool", tool, "--url", url,
@@ -148,13 +163,12 @@ def run_child(runner: str, tool: str, url: str, n: int, k: int, timeout: float
                               timeout=timeout, cwd=ROOT, env=_child_env())
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
-        return {"status": "timeout",
-                "error": f"no result within {timeout:g} s (killed); {err[-500:]}".strip()}
+        return {"status": "timeout", "error": f"no result within {timeout:g} s (killed)",
+                "stderr_tail": err[-2000:]}
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = done.stderr.strip().splitlines()
-        last = next((ln for ln in reversed(tail) if ln and not ln.startswith(" ")), "")
-        return {"status": "failed", "error": f"exit {done.returncode}: {last}"[:500],
+        return {"status": "failed",
+                "error": f"exit {done.returncode}: {error_line(done.stderr)}"[:500],
                 "stderr_tail": done.stderr[-2000:]}
     return {"status": "ok", **json.loads(lines[-1])}
 
