@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from .._bounded import check_value
 from .._types import Evidence, TaskResult
 from ._model import Bucket, Fleet, FleetFact, FleetGroup, FleetProblem
 from ._outcome import HostOutcome
@@ -64,9 +65,11 @@ class Fold:
     'ok=0 differs=0 failed=0 unreachable=1 timed-out=1 refused=0'
     """
 
-    def __init__(self, transport: str, hosts: Sequence[str]) -> None:
+    def __init__(self, transport: str, hosts: Sequence[str],
+                 tasks: Sequence[str] | None = None) -> None:
         self.transport = transport
         self.expected = list(hosts)
+        self.tasks = set(tasks) if tasks is not None else None  # None: any task is folded
         self.bucket: dict[str, Bucket] = {}
         self.problems: dict[tuple[Bucket, str], list[str]] = {}
         self.groups: dict[tuple[str, str], dict[bytes, _Group]] = {}
@@ -79,19 +82,44 @@ class Fold:
             self.duplicates.append(host)
             return
         bucket, error = _bucket(outcome)
+        rows: list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]] = []
+        if bucket == "ok":
+            try:  # all of a host's results are checked before any is folded
+                rows = self._checked(outcome.results)
+            except ValueError as exc:
+                bucket, error = "failed", f"the host's results cannot be compared: {exc}"
         self.bucket[host] = bucket
         if bucket != "ok":
             self.problems.setdefault((bucket, error), []).append(host)
             return
-        for r in outcome.results:
+        for r, facts in rows:
             self.ran.setdefault(r.task_id, []).append(host)
             index = {ev.id: ev for ev in r.evidence}
-            for name, value, cites in _facts(r):
-                self._add(r.task_id, name, host, value, cites, index)
+            for name, value, key, cites in facts:
+                self._add(r.task_id, name, host, value, key, cites, index)
 
-    def _add(self, task: str, name: str, host: str, value: Any, cites: list[str],
+    def _checked(self, results: Sequence[TaskResult]
+                 ) -> list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]]:
+        """Each result with its compared facts and their canonical keys; ValueError for a
+        reply that cannot be believed or compared: a task twice, a task not asked, a value
+        past the nesting and integer limits (one host must not sink the fleet's fold)."""
+        seen: set[str] = set()
+        out = []
+        for r in results:
+            if r.task_id in seen:
+                raise ValueError(f"task {r.task_id!r} is reported twice")
+            if self.tasks is not None and r.task_id not in self.tasks:
+                raise ValueError(f"task {r.task_id!r} was not asked")
+            seen.add(r.task_id)
+            facts = []
+            for name, value, cites in _facts(r):
+                check_value(value)
+                facts.append((name, value, canonical(value), cites))
+            out.append((r, facts))
+        return out
+
+    def _add(self, task: str, name: str, host: str, value: Any, key: bytes, cites: list[str],
              index: dict[str, Evidence]) -> None:
-        key = canonical(value)
         groups = self.groups.setdefault((task, name), {})
         group = groups.get(key)
         if group is None:

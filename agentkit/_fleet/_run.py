@@ -15,8 +15,8 @@ import anyio
 from .._types import Answer, Plan, Usage
 from ._answer import fleet_answer
 from ._fold import Fold
+from ._names import InventoryError, unique
 from ._names import fold as fold_names
-from ._names import unique
 from ._outcome import Batch, HostOutcome, Transport
 from ._record import Recorder
 
@@ -29,7 +29,11 @@ async def investigate_fleet(orch: Orchestrator, transport: Transport, question: 
                             hosts: Sequence[str] | None = None) -> Answer:
     """``question`` on every host ``transport`` reaches (or on ``hosts``)."""
     t0 = time.perf_counter()
-    names = unique(hosts) if hosts else await transport.discover()
+    # an empty list is no hosts, not "every host the transport can find"
+    names = unique(hosts) if hosts is not None else await transport.discover()
+    if not names:
+        raise InventoryError("no hosts to ask: name at least one (a list, a range such as "
+                             "gpu[01-04], or a fleet directory with host subdirectories)")
     trace = orch.trace
     run = trace.start("run", data={
         "question": question, "root": f"fleet:{transport.name}", "mode": orch.mode,
@@ -42,7 +46,7 @@ async def investigate_fleet(orch: Orchestrator, transport: Transport, question: 
                     if limits.deadline_s is not None else math.inf)
         plan = await _plan(orch, question, tasks, limits, deadline)
         trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
-        fold = Fold(transport.name, names)
+        fold = Fold(transport.name, names, [t.id for t in plan.tasks])
         await _gather(transport, names, _batch(plan, transport, limits), fold,
                       Recorder(trace, run), deadline)
         span = trace.start("synthesize", parent=run)
@@ -92,18 +96,23 @@ def _batch(plan: Plan, transport: Transport, limits: Limits) -> Batch:
 async def _gather(transport: Transport, names: list[str], batch: Batch, fold: Fold,
                   record: Recorder, deadline: float) -> None:
     expected = set(names)
-    cut = False
+    broke = ""
     with anyio.move_on_after(deadline - anyio.current_time() if deadline < math.inf
                              else None) as scope:
-        async with aclosing(transport.run(names, batch)) as outcomes:  # type: ignore[type-var]
-            async for o in outcomes:
-                if o.host in expected:
-                    record(o)
-                    fold.add(o)
+        try:
+            async with aclosing(transport.run(names, batch)) as outcomes:  # type: ignore[type-var]
+                async for o in outcomes:
+                    if o.host in expected:
+                        record(o)
+                        fold.add(o)
+        except InventoryError:  # the inventory itself is wrong (no known_hosts, no job)
+            raise
+        except Exception as exc:  # a transport's bug: the hosts heard from still count
+            broke = f"the transport failed before this host's outcome: {type(exc).__name__}: {exc}"
     cut = scope.cancelled_caught
     for host in fold.missing():
         o = HostOutcome(host=host, status="timed-out" if cut else "failed",
                         error="the run deadline passed first" if cut
-                        else "the transport reported nothing for this host")
+                        else broke or "the transport reported nothing for this host")
         record(o)
         fold.add(o)

@@ -62,18 +62,44 @@ class SSHTransport:
     def run(self, hosts: Sequence[str], batch: Batch) -> AsyncIterator[HostOutcome]:
         from ._fanout import fan_out
 
-        return fan_out(hosts, lambda h: self._one(h, batch), self.concurrency)
+        known = self.known_hosts_files()
+        return fan_out(hosts, lambda h: self._one(h, batch, known), self.concurrency)
 
-    def _connect_options(self) -> dict[str, Any]:
+    def known_hosts_files(self) -> list[str]:
+        """The files host keys are checked against: ``known_hosts``, else OpenSSH's defaults
+        (``~/.ssh/known_hosts``, ``/etc/ssh/ssh_known_hosts``) that exist.
+
+        Always explicit: left unset, asyncssh takes ``UserKnownHostsFile`` from the ssh
+        config, where ``none`` means no check at all; a config must not be able to switch
+        verification off. Raises :class:`InventoryError` when there is no file to check
+        against (every host would be unverifiable).
+        """
+        from ._names import InventoryError
+
+        if self.known_hosts:
+            if not os.path.isfile(self.known_hosts):
+                raise InventoryError(f"the known_hosts file {self.known_hosts} does not exist: "
+                                     "host keys are always verified; give a file that holds "
+                                     "the hosts' keys")
+            return [self.known_hosts]
+        found = [f for f in (os.path.expanduser("~/.ssh/known_hosts"),
+                             "/etc/ssh/ssh_known_hosts") if os.path.isfile(f)]
+        if not found:
+            raise InventoryError("no known_hosts file (~/.ssh/known_hosts, "
+                                 "/etc/ssh/ssh_known_hosts): host keys are always verified; "
+                                 "add the hosts' keys once you have checked them, or pass "
+                                 "--known-hosts FILE")
+        return found
+
+    def _connect_options(self, known: list[str]) -> dict[str, Any]:
         opts: dict[str, Any] = {**self.options,
                                 "config": [self.config] if self.config else (),
-                                # () is asyncssh's "the default file", ~/.ssh/known_hosts
-                                "known_hosts": self.known_hosts or ()}
+                                "known_hosts": known}
         if self.username:
             opts["username"] = self.username
         return opts
 
-    async def _one(self, host: str, batch: Batch) -> HostOutcome:
+    async def _one(self, host: str, batch: Batch, known: list[str]) -> HostOutcome:
         import asyncssh
 
         t0 = time.perf_counter()
@@ -84,7 +110,7 @@ class SSHTransport:
 
         try:
             with anyio.fail_after(self.connect_timeout_s):
-                conn = await asyncssh.connect(host, **self._connect_options())
+                conn = await asyncssh.connect(host, **self._connect_options(known))
         except TimeoutError:  # before OSError: on 3.11 TimeoutError is one
             return done("timed-out", f"no SSH handshake within {self.connect_timeout_s:g}s")
         except asyncssh.HostKeyNotVerifiable as exc:
@@ -121,7 +147,9 @@ async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int
                     tg.cancel_scope.cancel()
 
             async def err() -> None:
-                got["err"] = await _capped(proc.stderr, _MAX_STDERR)
+                # kept to a cap, but read to the end: stderr shares the channel's window,
+                # and a worker that logs more than the window before its reply would stall
+                got["err"] = await _capped(proc.stderr, _MAX_STDERR, drain=True)
 
             tg.start_soon(out)
             tg.start_soon(err)
@@ -131,15 +159,18 @@ async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int
         return got["out"], got["err"], proc.exit_status
 
 
-async def _capped(stream: Any, cap: int) -> bytes:
+async def _capped(stream: Any, cap: int, *, drain: bool = False) -> bytes:
+    """At most ``cap`` bytes of ``stream``; with ``drain`` the rest is read and dropped."""
     parts: list[bytes] = []
     size = 0
     while size < cap:
         chunk = await stream.read(min(65536, cap - size))
         if not chunk:
-            break
+            return b"".join(parts)
         parts.append(chunk)
         size += len(chunk)
+    while drain and await stream.read(65536):
+        pass
     return b"".join(parts)
 
 
