@@ -304,9 +304,6 @@ def test_one_host_and_all_failed_and_a_tie() -> None:
     assert tie.counts["differs"] == 4 and tie.counts["ok"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a value group's citation is stamped with every host "
-                   "of the group although only some of them cited that evidence: host b "
-                   "is said to have seen a file only host a read")
 def test_a_group_citation_names_only_the_hosts_that_showed_it() -> None:
     ev = Evidence.of("file", "/etc/x.conf:1", "FOO=1", "FOO=1")
     f = fold_of({"a": _host(1, [ev], [ev.id]), "b": _host(1), "c": _host(2)})
@@ -317,10 +314,6 @@ def test_a_group_citation_names_only_the_hosts_that_showed_it() -> None:
         assert set(expand(index[i].host or "")) == {"a"}
 
 
-@pytest.mark.xfail(strict=True, reason="group citations are keyed by (kind, locator, nodes) "
-                   "only: two facts whose groups have the same nodes share one evidence id, "
-                   "and the last writer's excerpt replaces the other's, so the fact whose "
-                   "hosts saw different content cites one host's content for both")
 def test_a_citation_id_is_not_shared_by_groups_that_saw_different_content() -> None:
     ya = Evidence.of("file", "/etc/y:1", "Y=a", "Y=a")
     yb = Evidence.of("file", "/etc/y:1", "Y=b", "Y=b")

@@ -45,6 +45,7 @@ class _Seen:
     kind: Any
     locator: str
     seen: dict[str, str] = field(default_factory=dict)  # sha256 -> excerpt
+    hosts: list[str] = field(default_factory=list)  # the hosts that cited it: not the group's
 
 
 @dataclass
@@ -132,6 +133,7 @@ class Fold:
             seen = group.evidence.get(i)
             if seen is None:
                 seen = group.evidence[i] = _Seen(ev.kind, ev.locator)
+            seen.hosts.append(host)
             if len(seen.seen) < 2:
                 seen.seen.setdefault(ev.sha256, ev.excerpt)
 
@@ -190,11 +192,18 @@ class Fold:
 
     def _cite(self, group: _Group, nodes: str) -> list[str]:
         ids = []
+        from ._names import fold as fold_names
+
         for seen in group.evidence.values():
             same = len(seen.seen) == 1
             sha, excerpt = next(iter(seen.seen.items())) if same else ("", "")
-            ev = Evidence(id=Evidence.make_id(seen.kind, seen.locator, host=nodes),
-                          kind=seen.kind, locator=seen.locator, sha256=sha, host=nodes,
+            # stamped with the hosts that cited it (a group's other hosts may have cited
+            # nothing), and keyed by what they saw too: two groups of the same hosts that
+            # saw different content at one locator are two citations
+            who = nodes if len(seen.hosts) == len(group.hosts) else fold_names(seen.hosts)
+            key = f"{who}\0{','.join(sorted(seen.seen))}"
+            ev = Evidence(id=Evidence.make_id(seen.kind, seen.locator, host=key),
+                          kind=seen.kind, locator=seen.locator, sha256=sha, host=who,
                           excerpt=excerpt if same else "(what these hosts saw here differs "
                           "in content; each host's own is in the trace)")
             self._index[ev.id] = ev
