@@ -10,6 +10,7 @@ sorted keys), never by their display text.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,12 +30,28 @@ _CANON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def canonical(value: Any) -> bytes:
-    """The comparable form of a fact value: JSON, keys sorted.
+    """The comparable form of a fact value: JSON, keys sorted, numbers as JSON sees them (1
+    and 1.0 are one number, RFC 8259), and NaN and the infinities kept apart from null.
 
-    >>> canonical({"b": 1, "a": [1, 2]}) == canonical({"a": [1, 2], "b": 1})
+    >>> canonical({"b": 1, "a": [1, 2]}) == canonical({"a": [1, 2], "b": 1.0})
     True
     """
-    return orjson.dumps(value, option=_CANON, default=str)
+    return orjson.dumps(_numbers(value), option=_CANON, default=str)
+
+
+def _numbers(value: Any) -> Any:
+    # the depth is bounded by check_value before a value gets here
+    if isinstance(value, float):
+        if value != value or value in (math.inf, -math.inf):
+            return {"\u0000non-finite": repr(value)}  # orjson would write null
+        if value.is_integer() and -(2**63) <= value < 2**63:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_numbers(v) for v in value]
+    return value
 
 
 @dataclass

@@ -15,6 +15,7 @@ import orjson
 
 from .._trace import Trace
 from .._types import TaskResult, Usage
+from ._names import check_name
 from ._outcome import HostOutcome
 
 HOST_EVENT = "host"  # kind of the trace event that records one host's outcome
@@ -66,6 +67,7 @@ def read_outcomes(events: Iterable[Any]) -> list[HostOutcome]:
                 body = seen[item["digest"]] = item["result"]
             results.append(TaskResult.model_validate(
                 {**body, "usage": Usage.model_validate(item.get("usage") or {})}))
+        check_name(str(e.data.get("host")))  # a tampered name is a broken record, named
         out.append(HostOutcome.model_validate({**{k: e.data[k] for k in (
             "host", "status", "error", "wall_s") if k in e.data}, "results": results}))
     return out

@@ -43,8 +43,13 @@ def replay_fleet(tf: TraceFile) -> ReplayResult:
         return ReplayResult(answer=None, recorded=None, identical=False, notes=notes,
                             tasks={}, incomplete=[])
     plan = Plan.model_validate(plan_ev.data)
-    fold = Fold(str(info.get("transport") or "?"), hosts)
+    fold = Fold(str(info.get("transport") or "?"), hosts, [t.id for t in plan.tasks])
+    asked = set(hosts)
     for o in outcomes:
+        if o.host not in asked:  # as the live run does: an outcome for a host never asked
+            notes.append(f"the trace has an outcome for {o.host!r}, which the run did not "
+                         "ask; not counted")
+            continue
         fold.add(o)
     lost = fold.missing()
     if lost:
