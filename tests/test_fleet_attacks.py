@@ -527,10 +527,6 @@ def test_ssh_auth_failure_is_failed_not_unreachable(tmp_path: Path,
 # ---------------------------------------------------------------- Slurm
 
 
-@pytest.mark.xfail(strict=True, reason="when srun exits before reading stdin (the job is "
-                   "completing, the step is refused), writing the batch raises "
-                   "BrokenResourceError out of _talk and the host's error is 'ExceptionGroup: "
-                   "unhandled errors in a TaskGroup' instead of srun's own message")
 def test_an_srun_that_refuses_the_step_says_why(tmp_path: Path) -> None:
     from agentkit._fleet._slurm import SlurmTransport
 
@@ -633,9 +629,6 @@ def test_cli_bad_fleet_input_is_one_line_exit_2_and_no_answer_is_exit_7(
     assert done.returncode == 7 and "failed=3" in done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="--ray ADDRESS with no Ray cluster there raises "
-                   "ray's ConnectionError as a traceback (exit 1), where a missing scontrol "
-                   "is a one-line exit 2")
 def test_cli_ray_without_a_cluster_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     done = cli("--ray", "auto", home=tmp_path)

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from ._names import check_name
+from ._names import InventoryError, check_name
 from ._outcome import Batch, HostOutcome
 from ._wire import outcome, request
 
@@ -47,7 +47,15 @@ class RayTransport:
         import ray
 
         if not ray.is_initialized():  # attach once; an embedder's own ray.init is kept
-            ray.init(address=self.address, log_to_driver=False, logging_level=30)  # WARNING
+            try:
+                # ERROR: attached from a worker thread, Ray warns that it set no SIGTERM
+                # handler there, which is as it should be (the library leaves signals alone)
+                ray.init(address=self.address, log_to_driver=False, logging_level=40)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                why = " ".join(str(exc).split())[:300]
+                raise InventoryError(f"no Ray cluster to attach to at {self.address!r} "
+                                     f"({why}): start one, or give its address "
+                                     "(--ray HOST:6379)") from None
         return ray
 
     def _alive(self) -> list[str]:

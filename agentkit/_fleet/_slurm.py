@@ -117,8 +117,13 @@ async def _talk(proc: Any, data: bytes) -> tuple[bytes, bytes]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(read, "out", proc.stdout, MAX_REPLY + 1)
         tg.start_soon(read, "err", proc.stderr, 64 * 1024)
-        await proc.stdin.send(data)
-        await proc.stdin.aclose()
+        try:
+            await proc.stdin.send(data)
+            await proc.stdin.aclose()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            # srun exited without reading the batch (the step was refused): what it said on
+            # stderr, read to the end above, is the reason
+            pass
     return got["out"], got["err"]
 
 
