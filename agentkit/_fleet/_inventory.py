@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 
 from ._names import InventoryError, expand, unique
 
@@ -35,15 +37,25 @@ def _lines(path: str) -> list[str]:
     return [ln for ln in lines if ln]
 
 
+_KEYWORD = re.compile(r"^\s*(?P<key>[A-Za-z]+)(?:\s*=\s*|\s+)(?P<rest>.*)$")
+
+
 def config_hosts(path: str) -> list[str]:
     """The concrete names of ``Host`` lines (patterns with ``*``, ``?`` or ``!`` are
     defaults for other hosts, not hosts)."""
     names = []
     for line in _lines(path):
-        key, _, rest = line.partition(" ")
-        if key.lower() == "host" or line.lower().startswith("host="):
-            value = rest if key.lower() == "host" else line.split("=", 1)[1]
-            names += [n for n in value.split() if not any(c in n for c in "*?!")]
+        # ssh_config(5): "keyword arguments", separated by whitespace or by one '=' with
+        # optional whitespace; an argument may be double-quoted
+        m = _KEYWORD.match(line)
+        if m is None or m["key"].lower() != "host":
+            continue
+        try:
+            values = shlex.split(m["rest"])
+        except ValueError:
+            raise InventoryError(f"{path}: cannot read the line {line.strip()!r} "
+                                 "(an unclosed quote?)") from None
+        names += [n for n in values if not any(c in n for c in "*?!")]
     if not names:
         raise InventoryError(f"{path} has no Host entry naming one host")
     return unique(names)

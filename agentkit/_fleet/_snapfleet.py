@@ -32,8 +32,10 @@ class SnapshotFleet:
                                  "a directory with one snapshot per host (fleet/<host>/)")
 
     async def discover(self) -> list[str]:
+        # a link whose target is gone is a host whose snapshot broke: it is asked (and
+        # fails with the reason), not dropped from the answer
         names = sorted(e.name for e in os.scandir(self.directory)
-                       if e.is_dir() and not e.name.startswith("."))
+                       if (e.is_dir() or e.is_symlink()) and not e.name.startswith("."))
         if not names:
             raise InventoryError(f"{self.directory} holds no host directories: write one "
                                  "with `agentkit snapshot --fleet DIR --host NAME`")
