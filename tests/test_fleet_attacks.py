@@ -328,10 +328,6 @@ def test_outlier_evidence_is_the_outliers_own(tmp_path: Path) -> None:
     assert not any("575.51.03" in cites[i].excerpt for i in driver.groups[0].evidence)
 
 
-@pytest.mark.xfail(strict=True, reason="claims shorten values to 77 characters, so two long "
-                   "values that differ late (driver 570.172.08 vs 570.133.20 in the "
-                   "findings) read the same: '... driver 570… on n04, where the others have "
-                   "... driver 570…'")
 def test_a_differs_claim_shows_values_that_read_differently(tmp_path: Path) -> None:
     make_fleet(tmp_path / "f", 3, width=2)
     write_host(tmp_path / "f", "n04", driver="570.133.20")

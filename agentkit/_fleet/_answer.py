@@ -82,14 +82,15 @@ def _differs(task: str, f: FleetFact) -> Claim:
     """"task: fact is V1 on <outliers>; V0 on <majority>", outliers first, each cited."""
     head = f.groups[0]
     others = f.groups[1:] if f.majority else f.groups
-    parts = [f"{_short(g.text)} on {g.nodes} ({_hosts(g.count)})" for g in others[:MAX_GROUPS]]
+    short = _shorts([g.text for g in [head, *others[:MAX_GROUPS]]])
+    parts = [f"{short[g.text]} on {g.nodes} ({_hosts(g.count)})" for g in others[:MAX_GROUPS]]
     if len(others) > MAX_GROUPS:
         rest = others[MAX_GROUPS:]
         parts.append(f"{len(rest)} more values on {sum(g.count for g in rest)} hosts")
     ids = [i for g in others[:MAX_GROUPS] for i in g.evidence]
     if f.majority:
         text = (f"{task}: {f.fact} differs: {'; '.join(parts)}, where the other "
-                f"{_hosts(head.count)} ({head.nodes}) have {_short(head.text)}.")
+                f"{_hosts(head.count)} ({head.nodes}) have {short[head.text]}.")
         ids += head.evidence
     else:
         text = f"{task}: {f.fact} is split with no majority: {'; '.join(parts)}."
@@ -98,6 +99,28 @@ def _differs(task: str, f: FleetFact) -> Claim:
 
 def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _shorts(texts: list[str]) -> dict[str, str]:
+    """Each text shortened to about 80 characters around where the texts start to differ,
+    so values that differ late (a driver version at the end of a long line) still read
+    differently; when that cannot tell them apart, they are shown whole (up to 400)."""
+    if all(len(t) <= 80 for t in texts):
+        return {t: t for t in texts}
+    start = max(0, _common(texts) - 30)
+    out = {t: ("…" if start else "") + _short(t[start:]) for t in texts}
+    if len(set(out.values())) < len(set(texts)):
+        out = {t: t if len(t) <= 400 else t[:399] + "…" for t in texts}
+    return out
+
+
+def _common(texts: list[str]) -> int:
+    """The length of the texts' common prefix, in characters."""
+    first, n = min(texts), 0
+    last = max(texts)  # the min and max share the prefix of them all
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return n
 
 
 def _rows(f: FleetFact) -> list[list[Cell]]:
