@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._events import (
         AnswerReady,
         Event,
+        HostFinished,
         ModelAnswered,
         PlanReady,
         TaskFinished,
@@ -80,6 +81,7 @@ _LAZY: dict[str, str] = {
     "Finding": "._types",
     "Fleet": "._fleet._model",
     "Host": "._host",
+    "HostFinished": "._events",
     "HostOutcome": "._fleet._outcome",
     "Limits": "._orchestrator",
     "Message": "._llm._messages",
@@ -156,6 +158,7 @@ __all__ = [
     "Finding",
     "Fleet",
     "Host",
+    "HostFinished",
     "HostOutcome",
     "Limits",
     "Message",

@@ -86,6 +86,21 @@ class TaskFinished(BaseModel):
     usage: Usage = Field(default_factory=Usage)  # this task's model calls, tokens and tools
 
 
+class HostFinished(BaseModel):
+    """A fleet host's outcome arrived (``done`` of ``total`` hosts so far).
+
+    >>> HostFinished(host="gpu07", status="unreachable", done=3, total=64).status
+    'unreachable'
+    """
+
+    kind: Literal["host_finished"] = "host_finished"
+    host: str
+    status: str  # the transport's: ok, failed, unreachable, timed-out, refused
+    error: str = ""
+    done: int
+    total: int
+
+
 class AnswerReady(BaseModel):
     """The merged, cited answer: always the last event.
 
@@ -98,7 +113,8 @@ class AnswerReady(BaseModel):
 
 
 # Any progress event: match on ``event.kind``.
-Event = PlanReady | TaskStarted | ToolCalled | ModelAnswered | TaskFinished | AnswerReady
+Event = (PlanReady | TaskStarted | ToolCalled | ModelAnswered | TaskFinished | HostFinished
+         | AnswerReady)
 
 
 class EventTranslator:
@@ -107,9 +123,18 @@ class EventTranslator:
     def __init__(self) -> None:
         self.total = 0
         self.done = 0
+        self.hosts = 0  # a fleet run's host count, from its run event
+        self.hosts_done = 0
 
     def __call__(self, ev: dict[str, Any]) -> Event | None:
         kind, phase, data = ev["kind"], ev["phase"], ev["data"]
+        if kind == "run" and phase == "start" and isinstance(data.get("fleet"), dict):
+            self.hosts = int(data["fleet"].get("count") or 0)
+        if kind == "host":
+            self.hosts_done += 1
+            return HostFinished(host=data["host"], status=data["status"],
+                                error=data.get("error") or "", done=self.hosts_done,
+                                total=max(self.hosts, self.hosts_done))
         if kind == "plan":  # a second plan (the catalog's rescue) adds its tasks
             self.total += len(data["tasks"])
             return PlanReady(plan=Plan.model_validate(data))

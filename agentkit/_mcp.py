@@ -2,7 +2,8 @@
 streamable HTTP.
 
 Tools: ``investigate`` (progress notifications as tasks finish; a client's cancellation stops
-the subagents), ``list_tasks`` and ``replay``.
+the subagents), ``list_tasks`` and ``replay``. ``investigate`` asks a fleet (``hosts``,
+``fleet_dir``) only where the operator allowed one (see ``_mcp_fleet``).
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextlib import aclosing
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
+from pydantic import Field
 
 from ._catalog._template import load_catalog
+from ._mcp_fleet import FleetPolicy, FleetRefused
 from ._orchestrator import Limits, Orchestrator
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
@@ -48,6 +51,9 @@ def compact(answer: Any) -> dict[str, Any]:
                       for c in answer.citations if c.id in cited],
         "tasks": answer.tasks, "failed_tasks": answer.failed_tasks,
         "usage": answer.usage.model_dump(mode="json"),
+        **({"fleet": answer.fleet.model_dump(mode="json", include={
+            "transport", "hosts", "recap", "buckets", "counts", "problems"})}
+           if answer.fleet is not None else {}),
     }
 
 
@@ -64,21 +70,52 @@ async def _events(orch: Orchestrator, question: str, tasks: list[str] | None,
         raise Refusal(str(exc)) from None
 
 
+HOSTS_ARG = ("Fleet: the hosts to ask, a range or list (gpu[01-08], gpu01,gpu02). Over SSH "
+             "unless fleet_dir is given; only hosts the server's operator allowed.")
+FLEET_DIR_ARG = ("Fleet: a directory of per-host snapshots (DIR/<host>/) to ask instead of one "
+                 "host; only inside a directory the server's operator allowed.")
+
+
+def _fleet_transport(policy: FleetPolicy, root: str | None, hosts: str | None,
+                     fleet_dir: str | None) -> tuple[Any, list[str] | None] | None:
+    """The transport a fleet request names (None for a one-host request), or Refusal."""
+    if hosts is None and fleet_dir is None:
+        return None
+    if root is not None:
+        raise Refusal("root names one host; give it or a fleet (hosts, fleet_dir), not both")
+    try:
+        return policy.transport(hosts=hosts, fleet_dir=fleet_dir)
+    except (FleetRefused, ValueError) as exc:  # ValueError: an unusable fleet directory
+        raise Refusal(_one_line(exc)) from None
+
+
 def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None = None,
-                 task_dirs: Sequence[str] = (), **from_env: Any) -> MCPServer[Any]:
+                 task_dirs: Sequence[str] = (), fleet: FleetPolicy | None = None,
+                 **from_env: Any) -> MCPServer[Any]:
     """An MCP server whose ``investigate`` reads ``default_root`` (or a root inside
-    ``allowed_roots`` that the client names)."""
+    ``allowed_roots`` that the client names), or asks a fleet that ``fleet`` allows (by
+    default none).
+
+    >>> build_server("/", fleet=FleetPolicy(fleet_dirs=("/srv/fleets",))).name
+    'agentkit'
+    """
     server: MCPServer[Any] = MCPServer(
         "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.")
     allowed = list(allowed_roots or [default_root])
+    policy = fleet or FleetPolicy()
 
     @server.tool(name="investigate", description=DESCRIPTION)
     async def investigate(question: str, ctx: Context, root: str | None = None,
                           tasks: list[str] | None = None, detail: str = "compact",
                           max_tasks: int | None = None, max_steps: int | None = None,
-                          deadline_s: float | None = None) -> dict[str, Any]:
+                          deadline_s: float | None = None,
+                          hosts: Annotated[str | None, Field(description=HOSTS_ARG)] = None,
+                          fleet_dir: Annotated[str | None,
+                                               Field(description=FLEET_DIR_ARG)] = None,
+                          ) -> dict[str, Any]:
         """``detail``: "compact" (the bottom line, the table and the citations with short
         excerpts: light in a calling agent's context) or "full" (the whole answer)."""
+        on_fleet = _fleet_transport(policy, root, hosts, fleet_dir)
         chosen = root or default_root
         if not _inside(chosen, allowed):
             raise Refusal(f"root {chosen!r} is not allowed; allowed: {allowed}")
@@ -91,6 +128,8 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
                                          task_dirs=task_dirs, **from_env)
         except Exception as exc:  # bad limits, root or config: the client's to correct
             raise Refusal(_one_line(exc)) from None
+        if on_fleet is not None:
+            orch.transport, orch.hosts = on_fleet
         try:
             async with orch:
                 answer = None
@@ -104,6 +143,9 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
                         done, total = event.done, event.total
                         await ctx.report_progress(event.done, event.total,
                                                   f"{event.task_id}: {event.status}")
+                    elif event.kind == "host_finished":
+                        await ctx.report_progress(event.done, event.total,
+                                                  f"{event.host}: {event.status}")
                     elif event.kind == "model_answered":  # a subagent's step: still moving
                         await ctx.report_progress(done, total, f"{event.task_id} step "
                                                   f"{event.step}")

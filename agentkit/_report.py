@@ -4,15 +4,17 @@ citations that reveal their evidence, and a timeline of orchestrator and subagen
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from ._fleet._answer import MAX_GROUPS
 from ._timeline import build
 from ._trace_read import TraceFile
-from ._types import Answer
+from ._types import Answer, Citation
 
 LABEL_W, WIDTH, ROW_H = 170, 900, 22
 
@@ -36,11 +38,66 @@ def _ticks(duration: float) -> list[dict[str, Any]]:
             for i in range(n)]
 
 
+@dataclass
+class GroupView:
+    """One value of a fact across the fleet, as the report shows it."""
+
+    # "majority", "outlier", "tied" (no value has more hosts than the others), or "more" (the
+    # values past MAX_GROUPS, counted)
+    role: str
+    text: str
+    nodes: str
+    count: int
+    cites: list[tuple[int, Citation]]  # (reference number, what it cites, with its host)
+
+
+@dataclass
+class FactView:
+    task: str
+    fact: str
+    groups: list[GroupView]
+
+
+def fleet_facts(answer: Answer, num: dict[str, int]) -> tuple[list[FactView], list[FactView]]:
+    """The fleet's facts that differ (each value group: majority first, then the outliers,
+    with the evidence the answer cites for it), and those the same on every host.
+
+    >>> from agentkit._fleet._model import Fleet, FleetFact, FleetGroup
+    >>> fleet = Fleet(transport="t", hosts=3, facts=[FleetFact(task="t", fact="k", groups=[
+    ...     FleetGroup(text="1", nodes="n[1-2]", count=2), FleetGroup(text="2", nodes="n3",
+    ...                                                              count=1)])])
+    >>> a = Answer(question="q", mode="catalog", bottom_line=[], fleet=fleet)
+    >>> [g.role for g in fleet_facts(a, {})[0][0].groups]
+    ['majority', 'outlier']
+    """
+    cited = {c.id: c for c in answer.citations}
+    differ: list[FactView] = []
+    same: list[FactView] = []
+    for f in answer.fleet.facts if answer.fleet else ():
+        groups = [GroupView(role=_role(f.majority, n), text=g.text, nodes=g.nodes,
+                            count=g.count,
+                            cites=[(num[i], cited[i]) for i in g.evidence if i in num])
+                  for n, g in enumerate(f.groups[:MAX_GROUPS])]
+        rest = f.groups[MAX_GROUPS:]  # a value per host (a serial number) is not a table
+        if rest:
+            groups.append(GroupView(role="more", text=f"{len(rest)} more values", nodes="…",
+                                    count=sum(g.count for g in rest), cites=[]))
+        (same if f.uniform else differ).append(FactView(f.task, f.fact, groups))
+    return differ, same
+
+
+def _role(majority: bool, position: int) -> str:
+    if not majority:
+        return "tied"
+    return "majority" if position == 0 else "outlier"
+
+
 def render_report(tf: TraceFile) -> str:
     t = build(tf)
     answer = Answer.model_validate(t.answer) if t.answer else None
     num = {c.id: n for n, c in enumerate(answer.citations, 1)} if answer else {}
+    differ, same = fleet_facts(answer, num) if answer else ([], [])
     scale = WIDTH / max(t.duration, 1e-9)
     return _template().render(t=t, a=answer, num=num, label_w=LABEL_W, width=WIDTH,
                               row_h=ROW_H, x=lambda s: round(max(s, 0.0) * scale, 2),
-                              ticks=_ticks(t.duration))
+                              ticks=_ticks(t.duration), differ=differ, same=same)

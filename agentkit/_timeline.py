@@ -51,6 +51,9 @@ class Timeline:
         finished, then whether its answer established anything."""
         if self.status != "ok":
             return self.status
+        fleet = (self.answer or {}).get("fleet")
+        if fleet:  # no subagent rows here: each host ran the batch; its bucket says how
+            return _fleet_outcome(fleet, (self.answer or {}).get("tasks") or {})
         claims = [c.get("text", "") for c in (self.answer or {}).get("bottom_line", [])]
         if not self.rows or all(r.status not in ("ok", "partial") for r in self.rows) or (
                 claims and all(c.startswith("Not established") for c in claims)):
@@ -59,6 +62,18 @@ class Timeline:
                 c.startswith("Not established") for c in claims):
             return "finished, partly established"
         return "finished, answered"
+
+
+def _fleet_outcome(fleet: dict[str, Any], tasks: dict[str, str]) -> str:
+    """A fleet run answered where its hosts did: "ok" and "differs" hosts answered (a
+    difference is an answer), the other buckets did not."""
+    counts = fleet.get("counts") or {}
+    answered = counts.get("ok", 0) + counts.get("differs", 0)
+    if answered == 0 or all(s == "failed" for s in tasks.values()):
+        return "finished, nothing established"
+    if answered < sum(counts.values()) or any(s != "ok" for s in tasks.values()):
+        return "finished, partly established"
+    return "finished, answered"
 
 
 def _short(args: Any) -> str:

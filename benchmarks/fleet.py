@@ -2,7 +2,12 @@
 transport against a bare asyncssh loop doing the same exec on the same in-process servers
 (the ratio is the figure; absolute numbers depend on the machine).
 
-    python -m benchmarks.fleet [--hosts 1000] [--ssh 100] [--concurrency 32]
+    python -m benchmarks.fleet [--hosts 1000] [--ssh 100] [--concurrency 32] [--slurm 40]
+
+The Slurm tier runs the transport through a fake ``srun`` on PATH that execs the worker, beside
+a bare asyncssh loop exec'ing the same worker command with the same batch on the same number of
+hosts (both start one Python process per host: the ratio is the transport's own overhead), and
+the fold of those hosts' outcomes as a share of the bare loop's time.
 
 Prints one JSON line.
 """
@@ -97,15 +102,90 @@ def ssh_tier(tmp: Path, n: int, concurrency: int) -> dict[str, Any]:
     return anyio.run(go)
 
 
+_SRUN = """#!{py}
+import os, sys
+rest = sys.argv[1:]
+while rest and rest[0].startswith("-"):
+    rest.pop(0)
+os.execvp(rest[0], rest)
+"""
+
+
+def slurm_tier(tmp: Path, n: int, concurrency: int) -> dict[str, Any]:
+    import os
+    import sys
+
+    import asyncssh
+
+    from agentkit._fleet._outcome import Batch
+    from agentkit._fleet._slurm import SlurmTransport
+    from agentkit._fleet._wire import outcome, request
+
+    from ._ssh_servers import CLIENT_OPTIONS, start
+
+    names = make_fleet(tmp / "slurm", n, outliers=(n // 2,), width=3)
+    (tmp / "bin").mkdir()
+    (tmp / "bin" / "srun").write_text(_SRUN.format(py=sys.executable))
+    (tmp / "bin" / "srun").chmod(0o755)
+    os.environ["PATH"] = f"{tmp / 'bin'}:{os.environ['PATH']}"  # a benchmark's own process
+    os.environ["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    command = f"{sys.executable} -m agentkit._fleet.worker"
+    orch = Orchestrator.fleet(SnapshotFleet(tmp / "slurm"))
+    plan = orch.plan_from_catalog("Which driver?", ["gpu-inventory"])
+    batch = Batch(question=plan.question, tasks=plan.tasks, root=str(tmp / "slurm" / "{host}"))
+
+    async def go() -> dict[str, Any]:
+        transport = SlurmTransport("42", concurrency=concurrency, remote_command=command)
+        t0 = time.perf_counter()
+        outcomes = [o async for o in transport.run(names, batch)]
+        ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        fold = Fold("slurm", names)
+        for o in outcomes:
+            fold.add(o)
+        recap = fold.fleet().recap
+        fold_s = time.perf_counter() - t0
+        fleet = await start({h: tmp / "slurm" / h for h in names},
+                            {h: "exec" for h in names}, tmp)
+        limit = anyio.CapacityLimiter(concurrency)
+        bare_ok = []
+
+        async def bare(h: str) -> None:  # the floor: connect, exec the worker, read its reply
+            async with limit, asyncssh.connect(
+                    h, config=[str(fleet.config)], known_hosts=str(fleet.known_hosts),
+                    **CLIENT_OPTIONS) as conn:
+                done = await conn.run(command, input=request(batch, h), encoding=None)
+                bare_ok.append(outcome(h, done.stdout, b"", done.exit_status, 0).status)
+
+        try:
+            t0 = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for h in names:
+                    tg.start_soon(bare, h)
+            floor = time.perf_counter() - t0
+        finally:
+            fleet.close()
+        assert bare_ok.count("ok") == n, bare_ok
+        return {"hosts": n, "concurrency": concurrency, "slurm_s": round(ours, 3),
+                "bare_asyncssh_exec_s": round(floor, 3), "ratio": round(ours / floor, 2),
+                "fold_s": round(fold_s, 4), "fold_share_of_bare": round(fold_s / floor, 4),
+                "recap": recap}
+
+    return anyio.run(go)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--ssh", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--slurm", type=int, default=40)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         out = {"snapshot": snapshot_tier(Path(d), a.hosts),
                "ssh": ssh_tier(Path(d), a.ssh, a.concurrency)}
+        if a.slurm:
+            out["slurm"] = slurm_tier(Path(d), a.slurm, min(a.concurrency, 8))
     print(json.dumps(out))
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from agentkit._fleet._fold import Fold
 from agentkit._fleet._model import BUCKETS
-from agentkit._fleet._names import InventoryError, expand, fold
+from agentkit._fleet._names import InventoryError, check_name, expand, fold
 from agentkit._fleet._outcome import Batch, HostOutcome
 from agentkit._fleet._snapfleet import SnapshotFleet
 from agentkit._orchestrator import Limits, Orchestrator
@@ -234,3 +234,51 @@ def test_one_host_imports_no_engine_library(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=REPO)
     assert "HEAVY [] 0" in done.stderr, done.stderr
+
+
+def test_snapshots_taken_into_a_fleet_directory_are_asked_as_one_fleet(tmp_path: Path) -> None:
+    fleet_dir = tmp_path / "fleet"
+    for name, example in (("hopper01", "hopper-deepseek"), ("kimi01", "blackwell-kimi")):
+        done = cli("snapshot", "--fleet", str(fleet_dir), "--host", name, "--root",
+                   str(REPO / "examples" / example))
+        assert done.returncode == 0, done.stderr
+        manifest = json.loads((fleet_dir / name / ".agentkit/snapshot.json").read_text())
+        assert manifest["host"] == name
+    done = cli("ask", "Which GPUs and driver?", "--fleet", str(fleet_dir), "--json", "-q",
+               "--trace", str(tmp_path / "t.jsonl"))
+    assert done.returncode == 0, done.stderr
+    fleet = json.loads(done.stdout)["fleet"]
+    # a Hopper host and a Blackwell host: one each, no majority, so both differ
+    assert fleet["hosts"] == 2 and fleet["buckets"] == {"differs": "hopper01,kimi01"}
+    again = cli("snapshot", "--fleet", str(fleet_dir), "--host", "kimi01", "--root",
+                str(REPO / "examples/blackwell-kimi"))
+    assert again.returncode == 2 and "already in the fleet" in again.stderr
+
+
+def test_a_fleet_snapshot_is_named_after_this_host_unless_told(tmp_path: Path) -> None:
+    import os
+
+    name = os.uname().nodename
+    done = cli("snapshot", "--fleet", str(tmp_path / "f"), "--root",
+               str(REPO / "examples/hopper-deepseek"))
+    try:
+        check = check_name(name)
+    except InventoryError:
+        assert done.returncode == 2 and "give --host NAME" in done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in (tmp_path / "f").iterdir()] == [check]
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (("--fleet", "F", "--host", "a,b"), "not a plain host name"),
+    (("--host", "n1", "OUT"), "give it with --fleet DIR"),
+    (("OUT", "--fleet", "F"), "give a new directory OUT, or --fleet DIR"),
+    ((), "give a new directory OUT, or --fleet DIR")])
+def test_bad_fleet_snapshot_input_is_one_line(args: tuple[str, ...], why: str,
+                                              tmp_path: Path) -> None:
+    done = cli("snapshot", *(str(tmp_path / a) if a in ("F", "OUT") else a for a in args),
+               "--root", str(REPO / "examples/hopper-deepseek"))
+    assert done.returncode == 2 and why in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "F").exists() and not (tmp_path / "OUT").exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -259,3 +260,106 @@ def test_progress_reports_each_model_step_in_llm_mode(tmp_path: Path) -> None:
     assert "unit step 1" in progress and "nccl-conf step 1" in progress
     assert progress[0] == "plan step 1"  # the planner's own call, while it plans
     assert any(p.startswith("planned: ") for p in progress)
+
+
+def fleet_params(args: list[str], env: dict[str, str]) -> StdioServerParameters:
+    # no SSH agent for the server: only known_hosts and the operator's flags decide
+    clean = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "agentkit", "mcp", *args], env={**clean, **env})
+
+
+async def _calls(server: StdioServerParameters, *calls: dict[str, Any],
+                 progress: list[str] | None = None) -> list[Any]:
+    async def on_progress(done: float, total: float | None, msg: str | None) -> None:
+        if progress is not None:
+            progress.append(f"{done:g}/{total:g} {msg}")
+
+    async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
+        await session.initialize()
+        return [await session.call_tool("investigate", c, progress_callback=on_progress)
+                for c in calls]
+
+
+def _text(result: Any) -> str:
+    return " ".join(c.text for c in result.content if hasattr(c, "text"))
+
+
+def test_a_fleet_is_refused_unless_the_operator_allowed_it(tmp_path: Path) -> None:
+    from benchmarks._fleet_hosts import make_fleet
+
+    make_fleet(tmp_path / "allowed", 2, width=2)
+    make_fleet(tmp_path / "other", 2, width=2)
+    env = {"AGENTKIT_TRACE_DIR": str(tmp_path / "traces")}
+    q = {"question": "Which driver?", "tasks": ["gpu-inventory"]}
+    root = ["--root", str(EXAMPLES / "hopper-deepseek")]
+    [off] = anyio.run(lambda: _calls(fleet_params(root, env),
+                                     {**q, "fleet_dir": str(tmp_path / "allowed")}))
+    assert off.is_error and "fleet investigations are off on this server" in _text(off)
+    allowing = fleet_params([*root, "--fleet-dir", str(tmp_path / "allowed")], env)
+    outside, ssh, both, bad = anyio.run(lambda: _calls(
+        allowing, {**q, "fleet_dir": str(tmp_path / "other")},
+        {**q, "hosts": "n[01-02]"},
+        {**q, "fleet_dir": str(tmp_path / "allowed"), "root": str(EXAMPLES)},
+        {**q, "fleet_dir": str(tmp_path / "allowed"), "hosts": "h,,["}))
+    assert outside.is_error and "is not allowed" in _text(outside)
+    assert ssh.is_error and "SSH to hosts is off on this server" in _text(ssh)
+    assert both.is_error and "not both" in _text(both)
+    assert bad.is_error and "h,,[" in _text(bad)
+    for r in (off, outside, ssh, both, bad):
+        assert "\n" not in _text(r)
+
+
+def test_investigate_a_snapshot_fleet_with_the_official_client(tmp_path: Path) -> None:
+    from benchmarks._fleet_hosts import OTHER_DRIVER, make_fleet
+
+    # n01-n05: n03 runs the other driver, n05's snapshot is cut off
+    make_fleet(tmp_path / "fleets" / "a", 5, outliers=[3], broken=[5], width=2)
+    env = {"AGENTKIT_TRACE_DIR": str(tmp_path / "traces")}
+    server = fleet_params(["--fleet-dir", str(tmp_path / "fleets")], env)
+    progress: list[str] = []
+    q = {"question": "Which driver?", "tasks": ["gpu-inventory"],
+         "fleet_dir": str(tmp_path / "fleets" / "a")}
+    whole, some = anyio.run(lambda: _calls(server, q, {**q, "hosts": "n[01-02]"},
+                                           progress=progress))
+    assert not whole.is_error, _text(whole)
+    fleet = whole.structured_content["answer"]["fleet"]
+    assert fleet["recap"] == "ok=3 differs=1 failed=1 unreachable=0 timed-out=0 refused=0"
+    assert fleet["buckets"] == {"ok": "n[01-02,04]", "differs": "n03", "failed": "n05"}
+    assert OTHER_DRIVER in json.dumps(whole.structured_content["answer"]["table"])
+    starts = [i for i, p in enumerate(progress) if p == "0/1 planned: gpu-inventory"]
+    assert len(starts) == 2  # one plan per call
+    first = progress[:starts[1]]
+    hosts = sorted(p.split(" ", 1)[1] for p in first if ": " in p and "planned" not in p)
+    assert hosts == ["n01: ok", "n02: ok", "n03: ok", "n04: ok", "n05: failed"]
+    assert any(p.startswith("5/5 ") for p in first)
+    assert some.structured_content["answer"]["fleet"]["buckets"] == {"ok": "n[01-02]"}
+
+
+def test_investigate_ssh_hosts_only_those_the_server_allows(tmp_path: Path) -> None:
+    pytest.importorskip("asyncssh")
+    from benchmarks._fleet_hosts import make_fleet
+    from benchmarks._ssh_servers import start
+
+    names = make_fleet(tmp_path / "f", 4, width=3)
+    env = {"AGENTKIT_TRACE_DIR": str(tmp_path / "traces")}
+    q = {"question": "Which driver?", "tasks": ["gpu-inventory"]}
+
+    async def go() -> list[Any]:
+        # n003's server shows a host key known_hosts does not have
+        fleet = await start({h: tmp_path / "f" / h for h in names}, {"n003": "unknown-key"},
+                            tmp_path)
+        try:
+            server = fleet_params(["--fleet-hosts", "n[001-003]", "--ssh-config",
+                                   str(fleet.config), "--known-hosts",
+                                   str(fleet.known_hosts)], env)
+            return await _calls(server, {**q, "hosts": "n[001-003]"},
+                                {**q, "hosts": "n[003-004]"})
+        finally:
+            fleet.close()
+
+    allowed, beyond = anyio.run(go)
+    assert not allowed.is_error, _text(allowed)
+    assert allowed.structured_content["answer"]["fleet"]["buckets"] == {
+        "ok": "n[001-002]", "refused": "n003"}
+    assert beyond.is_error and "n004 are not in this server's --fleet-hosts" in _text(beyond)

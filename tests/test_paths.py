@@ -218,3 +218,23 @@ def test_no_descriptor_is_left_open(tree: Path) -> None:
                 read_bytes(root, path, 10)
         list_entries(root, "/current/lib")
     assert count() == before
+
+
+def test_the_denied_globs_as_one_pattern_refuse_what_each_glob_refuses() -> None:
+    # paths made from each glob (its stars filled in, and near misses beside them) are
+    # refused exactly when fnmatchcase matches some glob: the combined pattern neither
+    # loses a credential file nor refuses a neighbour
+    from fnmatch import fnmatchcase
+
+    from agentkit._sandbox._paths import _DENIED, _DENIED_GLOBS
+
+    paths = {"/etc/nccl.conf", "/home/u/.ssh", "/home/u/.sshx/a", "/etc/shadowx",
+             "/x/tokens", "/a.pem.txt", "/run/secrets", "/etc/ssh/ssh_config"}
+    for g in _DENIED_GLOBS:
+        for fill in ("x", "a/b", "", ".bak"):
+            p = g.replace("*", fill)
+            paths |= {p, p + "x", p[:-1], "/pre" + p if p.startswith("/") else "/" + p}
+    refused = {p for p in paths if any(fnmatchcase(p, g) for g in _DENIED_GLOBS)}
+    assert {p for p in paths if _DENIED.match(p)} == refused
+    assert "/home/u/.ssh/id_rsa" in refused or fnmatchcase("/home/u/.ssh/id_rsa", "*/.ssh/*")
+    assert len(refused) > len(_DENIED_GLOBS) and len(paths) - len(refused) > 20

@@ -93,6 +93,9 @@ class Fold:
         self.groups: dict[tuple[str, str], dict[bytes, _Group]] = {}
         self.ran: dict[str, list[str]] = {}  # task -> hosts that answered it
         self.duplicates: list[str] = []
+        # node ranges by host set: every fact a uniform fleet agrees on has the same hosts,
+        # and folding a thousand names is ClusterShell's slowest path (a parse per name)
+        self._folded: dict[frozenset[str], str] = {}
 
     def add(self, outcome: HostOutcome) -> None:
         host = outcome.host
@@ -158,24 +161,31 @@ class Fold:
         """Hosts asked for that no outcome has named yet."""
         return [h for h in self.expected if h not in self.bucket]
 
+    def _nodes(self, hosts: list[str]) -> str:
+        key = frozenset(hosts)
+        got = self._folded.get(key)
+        if got is None:
+            from ._names import fold as fold_names
+
+            got = self._folded[key] = fold_names(hosts)
+        return got
+
     def fleet(self) -> Fleet:
         """The buckets and each compared fact's groups (largest first)."""
         facts, differs = self._facts()
         for h in differs:
             self.bucket[h] = "differs"
-        from ._names import fold as fold_names
-
         members: dict[str, list[str]] = {}
         for h, b in self.bucket.items():
             members.setdefault(b, []).append(h)
         from ._model import BUCKETS
 
         counts = {b: len(members.get(b, ())) for b in BUCKETS}
-        problems = [FleetProblem(bucket=b, error=e, nodes=fold_names(hs), count=len(hs))
+        problems = [FleetProblem(bucket=b, error=e, nodes=self._nodes(hs), count=len(hs))
                     for (b, e), hs in sorted(self.problems.items(),
                                              key=lambda kv: (-len(kv[1]), kv[0]))]
         return Fleet(transport=self.transport, hosts=len(self.bucket),
-                     buckets={b: fold_names(hs) for b, hs in members.items()},
+                     buckets={b: self._nodes(hs) for b, hs in members.items()},
                      counts=counts, facts=facts, problems=problems,
                      recap=" ".join(f"{b}={n}" for b, n in counts.items()))
 
@@ -184,8 +194,6 @@ class Fold:
         return dict(self._index)
 
     def _facts(self) -> tuple[list[FleetFact], set[str]]:
-        from ._names import fold as fold_names
-
         out: list[FleetFact] = []
         differs: set[str] = set()
         self._index: dict[str, Evidence] = {}
@@ -201,7 +209,7 @@ class Fold:
                 differs.update(g.hosts)
             rows = []
             for g in groups:
-                nodes = fold_names(g.hosts)
+                nodes = self._nodes(g.hosts)
                 rows.append(FleetGroup(value=g.value, text=_text(g), nodes=nodes,
                                        count=len(g.hosts), evidence=self._cite(g, nodes)))
             out.append(FleetFact(task=task, fact=name, groups=rows, majority=majority))

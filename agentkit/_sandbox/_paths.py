@@ -11,12 +11,13 @@ instead of escaping.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from ._kernel import secret_inodes
 
@@ -129,14 +130,18 @@ def normalize(host_path: str) -> str:
     return "/" + "/".join(parts)
 
 
+# The globs as one pattern, each translated as fnmatchcase reads it: every file read checks
+# them, and fifty-odd fnmatchcase calls a path were a third of a snapshot host's path checks.
+_DENIED = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in _DENIED_GLOBS))
+
+
 def check_policy(root: Root, host_path: str) -> None:
     """Refuse denied locations and anything outside the allowed subtrees."""
     for prefix in _DENIED_PREFIXES:
         if host_path == prefix or host_path.startswith(prefix + "/"):
             raise PathRefused(f"{host_path} is under {prefix}, which the sandbox never reads")
-    for pattern in _DENIED_GLOBS:
-        if fnmatchcase(host_path, pattern):
-            raise PathRefused(f"{host_path} is a credential file; the sandbox never reads it")
+    if _DENIED.match(host_path):
+        raise PathRefused(f"{host_path} is a credential file; the sandbox never reads it")
     if not any(_within(host_path, a) for a in root.allow):
         raise PathRefused(f"{host_path} is outside the allowed paths {list(root.allow)}")
 

@@ -112,14 +112,25 @@ _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|a
 _TRIGGER_ASCII = re2.compile(_TRIGGER.pattern)
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether :func:`redact` could change ``text`` (False: it returns it as is). A trigger
+    found in one line is found in any text holding that line, so texts joined with newlines
+    are cleared in one pass.
+
+    >>> may_hold_secret("NVIDIA H100 80GB HBM3\nGPU-1f2e"), may_hold_secret("x\ntoken=1")
+    (False, True)
+    """
+    return bool(text) and bool(_TRIGGER_ASCII.search(text) if text.isascii()
+                               else _TRIGGER.search(text))
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every secret replaced by ``[REDACTED:<kind>]``.
 
     >>> redact("HF_TOKEN=hf_abcdefghijklmnopqrstuvwx")
     'HF_TOKEN=[REDACTED:secret]'
     """
-    if not text or not (_TRIGGER_ASCII.search(text) if text.isascii()
-                        else _TRIGGER.search(text)):
+    if not may_hold_secret(text):
         return text
     if len(text) >= _LONG:
         return _redact_long(text)

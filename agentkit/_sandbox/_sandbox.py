@@ -24,7 +24,7 @@ from ._configs import parse_config
 from ._files import glob, grep, list_dir, read_file
 from ._gpu import gpu_info
 from ._procs import serving_processes
-from ._redact import redact
+from ._redact import may_hold_secret, redact
 
 _KEY_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -214,11 +214,38 @@ class Sandbox:
 
 def _scrub(value: Any) -> Any:
     """Redact every string in a tool's data: the built-in tools already redact what they read,
-    this is the net under them and under tools added with ``@tool``."""
+    this is the net under them and under tools added with ``@tool``.
+
+    Most data holds no secret: its ASCII strings are checked together, in one pass of the
+    trigger net (a GPU reading is some forty short strings, each its own pass before), and
+    redacted one by one only when the net fires.
+    """
+    texts: dict[str, str] = {}
+    _strings(value, texts)
+    plain = [t for t in texts if t.isascii()]
+    clean = set(plain) if plain and not may_hold_secret("\n".join(plain)) else set()
+    for t in texts:
+        texts[t] = t if t in clean else redact(t)
+    return _rebuild(value, texts)
+
+
+def _strings(value: Any, out: dict[str, str]) -> None:
     if isinstance(value, str):
-        return redact(value)
+        out[value] = value
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, out)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _strings(v, out)
+
+
+def _rebuild(value: Any, texts: dict[str, str]) -> Any:
+    """A copy of ``value`` with its strings replaced (a tool's own objects are not handed on)."""
+    if isinstance(value, str):
+        return texts[value]
     if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items()}
+        return {k: _rebuild(v, texts) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_scrub(v) for v in value]
+        return [_rebuild(v, texts) for v in value]
     return value

@@ -17,7 +17,36 @@ def register(sub: Any) -> None:
                    "127.0.0.1:PORT instead of stdio")
     p.add_argument("--tasks-dir", action="append", default=[], metavar="DIR")
     p.add_argument("--catalog", action="store_true", help="catalog mode even with a model")
+    g = p.add_argument_group("fleets (off unless allowed here: a client names a subset)")
+    g.add_argument("--fleet-dir", action="append", default=[], metavar="DIR",
+                   help="a snapshot fleet directory clients may ask about (repeatable)")
+    g.add_argument("--fleet-hosts", action="append", default=[], metavar="RANGE",
+                   help="SSH hosts clients may ask about: gpu[01-64], a list, @FILE or "
+                   "ssh-config (repeatable); host keys must be in known_hosts")
+    g.add_argument("--ssh-config", metavar="FILE", help="SSH config (default ~/.ssh/config)")
+    g.add_argument("--known-hosts", metavar="FILE", help="known_hosts to verify host keys "
+                   "against (default ~/.ssh/known_hosts)")
+    g.add_argument("--remote-command", metavar="CMD", help="how a host starts agentkit's "
+                   "worker (default: python3 -m agentkit._fleet.worker)")
     p.set_defaults(func=run)
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    import os
+
+    from .._fleet._names import InventoryError
+    from .._mcp_fleet import policy_from
+    from ._errors import CLIError
+
+    for d in args.fleet_dir:
+        if not os.path.isdir(d):
+            raise CLIError(f"--fleet-dir {d!r} is not a directory: give a directory of "
+                           "per-host snapshots (DIR/<host>/)")
+    try:
+        return policy_from(args.fleet_dir, args.fleet_hosts, config=args.ssh_config,
+                           known_hosts=args.known_hosts, remote_command=args.remote_command)
+    except InventoryError as exc:
+        raise CLIError(f"--fleet-hosts: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     host_from(args)  # a bad --root fails here, with its one-line error
     server = build_server(args.root, allowed_roots=args.allow_root, task_dirs=args.tasks_dir,
-                          catalog_only=args.catalog)
+                          fleet=_policy(args), catalog_only=args.catalog)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:

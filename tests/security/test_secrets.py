@@ -181,3 +181,23 @@ def test_no_secret_fragment_is_in_the_benign_corpus() -> None:
     # Guards the corpus itself: a fragment there would make the FP measurement meaningless.
     joined = "\n".join(BENIGN)
     assert not [f for f in FRAGMENTS if f in joined]
+
+
+def test_a_secret_among_many_clean_strings_is_still_redacted(tmp_path: Path) -> None:
+    # the sandbox clears a tool's strings together in one pass: a single secret anywhere
+    # (ASCII or not, deep or shallow) must still send every string through redaction
+    from agentkit import ToolContext, tool
+
+    clean = [f"GPU-{i:08d}" for i in range(40)]
+
+    @tool
+    def mixed(ctx: ToolContext) -> dict[str, Any]:
+        """Clean readings with one secret hidden among them."""
+        return {"gpus": [{"uuid": u, "name": "NVIDIA H100"} for u in clean],
+                "deep": {"x": [("ok", SECRETS[0].text)]}, "é": f"café {SECRETS[3].text}"}
+
+    box = Sandbox(Host.at(tmp_path), task_id="t", tools={"mixed": mixed})
+    call = anyio.run(box.call, "mixed", {})
+    assert call.ok and not [f for f in FRAGMENTS if f in _shown(call)]
+    assert [g["uuid"] for g in call.data["gpus"]] == clean  # the clean ones untouched
+    assert call.data["deep"]["x"][0][0] == "ok" and call.data["é"].startswith("café ")
