@@ -31,7 +31,7 @@ from ._copies import CONTENT_PRINTERS, Copy, make_copies
 from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
-from ._redact import redact, redact_file
+from ._redact import is_env_file, redact, redact_env_file, redact_file
 
 _STDERR_LIMIT = 16 * 1024
 _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -144,8 +144,12 @@ def _redacted_output(argv: list[str], out: str) -> str:
     if argv[:1] == ["git"]:
         named = [a.rsplit(":", 1)[-1] for a in argv[1:]] + _DIFF_FILE.findall(out)
         for name in named:
-            if name.rsplit("/", 1)[-1].endswith(".env"):
+            if is_env_file(name):
                 return redact_file(name, out)
+        if "show" in argv and not any(":" in a for a in argv[1:]) and \
+                not out.startswith(("commit ", "tag ", "tree ")):
+            # `git show <blob id>`: a file's content with no name to judge it by
+            return redact_env_file(out)
     return redact(out)
 
 

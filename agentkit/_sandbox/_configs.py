@@ -20,6 +20,7 @@ from .._types import Evidence
 from ._files import read_text
 from ._jsonlines import JSONLineError, loads_with_lines
 from ._paths import PathRefused, list_entries
+from ._redact import is_env_file, redact_entry
 from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 
 Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
@@ -41,7 +42,7 @@ def detect_format(path: str) -> str:
     if name.endswith(_UNIT_SUFFIXES) or (name.endswith(".conf") and ".d/" in path and
                                          "/systemd/" in path):
         return "systemd"
-    if name.endswith((".env", "nccl.conf")) or name == ".env" or "/etc/default/" in path:
+    if is_env_file(name) or name.endswith("nccl.conf") or "/etc/default/" in path:
         return "dotenv"
     if name.endswith((".ini", ".cfg", ".conf")):
         return "ini"
@@ -197,7 +198,12 @@ def _entries(ctx: ToolContext, source: str, fmt: str,
     if len(rows) > _MAX_ENTRIES:
         raise ToolError(f"{source} has {len(rows)} entries (limit {_MAX_ENTRIES})")
     entries, evidence = [], []
+    env_file = fmt == "dotenv" or is_env_file(source)
     for key, value, line, raw in rows:
+        shown = redact_entry(key, value, env_file)
+        if shown is not value and str(value) in raw:
+            raw = raw.replace(str(value), str(shown))  # the evidence line hides it too
+        value = shown
         ev = config_evidence(ctx, source, line, key, raw)
         evidence.append(ev)
         entries.append({"key": key, "value": value, "line": line, "source": source,

@@ -54,6 +54,11 @@ _FORBIDDEN_LONG = (
 # -G/-S (the pickaxe) select commits by their content: a yes/no answer about text the output
 # redaction hides, asked once per guess, reads a secret out of the history bit by bit.
 _PICKAXE = re.compile(r"-[GS].*")
+# Options that drop, change or prefix the `diff --git a/X b/X` headers, or print combined
+# diffs (`diff --cc X`): the .env rule reads the file names from those headers.
+_HEADERS = re.compile(r"--no-prefix|--(src|dst|line)-prefix.*|--cc|--diff-merges.*|"
+                      r"--combined-all-paths|-c|--dd|--remerge-diff")
+_LINE_RANGE = re.compile(r"\d+(,[+-]?\d+)?")
 # `git log -p` is the common way to see a patch; -p is refused only where it means --paginate
 # (before the subcommand, which the subcommand allowlist already excludes), so allow it after.
 _PATCH_OK = {"-p", "--patch"}
@@ -107,6 +112,10 @@ def check_args(args: list[str]) -> tuple[str, list[str]]:
         if _PICKAXE.fullmatch(a):
             raise Refused(f"git: {a[:2]} (the pickaxe) is not allowed: it tests commits' "
                           "content one guess at a time, past the output's redaction")
+        if _HEADERS.fullmatch(a):
+            raise Refused(f"git: {a!r} is not allowed: it changes the diff headers that name "
+                          "each file, and a file's name decides how its lines are redacted")
+    _check_line_ranges(args[1:])
     if sub in ("branch", "tag"):
         _check_listing(sub, args[1:])
     if sub == "describe" and any(a.split("=")[0] in ("--dirty", "--broken") for a in args[1:]):
@@ -115,6 +124,21 @@ def check_args(args: list[str]) -> tuple[str, list[str]]:
         raise Refused("git describe --dirty/--broken writes the index lock; refused (use "
                       "git describe alone)")
     return repo, args
+
+
+def _check_line_ranges(args: list[str]) -> None:
+    """``-L START,END:FILE`` with line numbers only: a ``/REGEX/`` or ``:FUNCNAME:`` range is
+    an oracle like the pickaxe (it matches the file's content before redaction; "No match"
+    or not answers one guess at a time: red team round 2 read a 24-character value so)."""
+    for i, a in enumerate(args):
+        if not a.startswith("-L") or a.startswith("--"):
+            continue
+        spec = a[2:] if a != "-L" else (args[i + 1] if i + 1 < len(args) else "")
+        rng = spec.rsplit(":", 1)[0] if ":" in spec else spec
+        if not _LINE_RANGE.fullmatch(rng):
+            raise Refused(f"git: -L {spec!r} is not allowed: only line numbers "
+                          "(-L 10,20:FILE); a /regex/ or :function: range tests the file's "
+                          "content past the output's redaction")
 
 
 def _check_listing(sub: str, args: list[str]) -> None:
@@ -127,12 +151,23 @@ def _check_listing(sub: str, args: list[str]) -> None:
             raise Refused(f"git {sub} {a!r} would create a {sub}; give --list to match names")
 
 
+_ODD_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def parse_config_keys(text: str) -> list[str]:
     """Lower-cased ``section[.subsection].key`` names set by a git config file."""
     keys: list[str] = []
     section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
+    # Read as git reads it: lines end at "\n" only, and only ASCII blanks are blanks.
+    # str.splitlines() also ends a line at \x1c-\x1e, \x85, \u2028 ..., so "# \x1c[advice]" was
+    # a comment to git and a section header here, and the filter key below it looked inert
+    # (red team round 2). A config holding such characters is refused outright: git has no
+    # use for them, and any other reading difference would be the next hole.
+    if _ODD_CONTROLS.search(text):
+        raise Refused("git config holds control characters (other than tab and line ends) "
+                      "that git and this check could read differently; refusing")
+    for raw in text.split("\n"):
+        line = raw.strip(" \t\r\v\f")
         if not line or line[0] in "#;":
             continue
         if line.startswith("["):

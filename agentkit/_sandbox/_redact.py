@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import re2
 
@@ -249,16 +250,52 @@ def redact_env_file(text: str) -> str:
     path, URL or placeholder) is replaced."""
 
     def sub(m: re.Match[str]) -> str:
-        val = m.group(2)
-        looks_secret = (len(val) >= 16 and re.search(r"[A-Za-z]", val) is not None
-                        and re.search(r"\d", val) is not None and "://" not in val
-                        and not _BENIGN_VALUE.match(val))
-        return m.group(1) + "[REDACTED:env-file]" if looks_secret else m.group(0)
+        return m.group(1) + "[REDACTED:env-file]" if _env_secret(m.group(2)) else m.group(0)
 
     return _DOTENV_LINE.sub(sub, redact(text))
 
 
+_KEY_NAME = re.compile(rf"(?i){_SECRET_KEY}")
+
+
+def redact_entry(key: str, value: Any, env_file: bool = False) -> Any:
+    """A parsed config entry's value, by what its key says: a key that names a secret (as
+    the parser decoded it: ``"p\\u0061ssword"`` is ``password``) hides its value, numbers
+    included; in a dotenv file, so does any value that looks like a credential. The text
+    nets only see each string alone, without its key.
+
+    >>> redact_entry("db.password", 123456), redact_entry("db.port", 5432)
+    ('[REDACTED:secret]', 5432)
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return value
+    last = re.split(r"[.\[\]/:]", key.strip("]"))[-1]
+    text = str(value)
+    if (_KEY_NAME.fullmatch(last) and text and not _BENIGN_VALUE.match(text)) or \
+            (_KEY_NAME.fullmatch(last) and isinstance(value, int | float)):
+        return "[REDACTED:secret]"
+    if env_file and isinstance(value, str) and _env_secret(value):
+        return "[REDACTED:env-file]"
+    return value
+
+
+def _env_secret(val: str) -> bool:
+    return (len(val) >= 16 and re.search(r"[A-Za-z]", val) is not None
+            and re.search(r"\d", val) is not None and "://" not in val
+            and not _BENIGN_VALUE.match(val))
+
+
+def is_env_file(name: str) -> bool:
+    """Whether ``name`` is a dotenv file by the names dotenv tools use: ``.env``,
+    ``.env.production``, ``.env.local``, ``.envrc``, ``app.env``, ``app.env.bak``.
+
+    >>> [is_env_file(n) for n in (".env.local", "x/app.env.bak", "environment.yaml")]
+    [True, True, False]
+    """
+    base = name.rsplit("/", 1)[-1].lower()
+    return base in (".env", ".envrc") or base.startswith(".env.") or "env" in base.split(".")[1:]
+
+
 def redact_file(name: str, text: str) -> str:
-    """A file's text redacted by what the file is: ``.env`` files by the stricter rule."""
-    base = name.rsplit("/", 1)[-1]
-    return redact_env_file(text) if base == ".env" or base.endswith(".env") else redact(text)
+    """A file's text redacted by what the file is: dotenv files by the stricter rule."""
+    return redact_env_file(text) if is_env_file(name) else redact(text)
