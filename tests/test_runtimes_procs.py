@@ -114,3 +114,17 @@ def test_a_secret_flags_value_is_withheld_whatever_it_looks_like() -> None:
     out = redact_argv(argv)
     assert [out[i] for i in (4, 6, 8)] == ["[withheld]"] * 3
     assert out[9:] == argv[9:]  # tokenizer paths, token counts and key file paths stay
+
+
+def test_short_secret_words_are_withheld_as_whole_parts_of_a_name() -> None:
+    # red team round 2: VLLM_PW, HF_HUB_PWD, SGLANG_PASS came back; NCCL_IB_PCI_* must not go
+    from agentkit._sandbox._procs import _SECRET_NAME, redact_argv
+
+    for name in ("VLLM_PW", "HF_HUB_PWD", "SGLANG_PASS", "TORCH_DIST_SALT", "OMP_LICENSE",
+                 "VLLM_ADMIN_PIN"):
+        assert _SECRET_NAME.search(name), name
+    for name in ("NCCL_IB_PCI_RELAXED_ORDERING", "VLLM_SPINNER", "NCCL_P2P_LEVEL",
+                 "CUDA_DEVICE_ORDER", "VLLM_PASSTHROUGH_X"):
+        assert not _SECRET_NAME.search(name), name
+    argv = ["vllm", "serve", "m", "--pw", "Ap1Pw5Xq9Lm3", "--admin-pin", "4711", "--hmac", "h"]
+    assert redact_argv(argv)[4] == redact_argv(argv)[6] == redact_argv(argv)[8] == "[withheld]"

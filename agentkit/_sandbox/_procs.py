@@ -23,11 +23,13 @@ ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
                         r"HOME|USER|CUDA_VISIBLE_DEVICES|LD_PRELOAD")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|AUTH|CRED|COOKIE|SESSION|"
-                          r"PRIVATE|ATTEST|SIGNING|CERT", re.I)
+                          r"PRIVATE|ATTEST|SIGNING|CERT|"
+                          # short words only as a whole part of the name: VLLM_PW, HF_HUB_PWD
+                          r"(?:^|_)(?:PW|PWD|PASS|PIN|SALT|HMAC|LICEN[CS]E)(?:_|$)", re.I)
 # A flag whose value is secret (--api-key V, --ssl-keyfile-password V, --hf-token V): argv
 # holds the flag and the value as two elements, and each alone looks harmless.
 _SECRET_FLAG = re.compile(r"--?(?:\w+[-_])*(?:api[-_]key|key|token|secret|password|passwd|"
-                          r"passphrase|credentials?|auth)", re.I)
+                          r"passphrase|credentials?|auth|pw|pwd|pass|pin|hmac|salt)", re.I)
 _MAX_PROCS = 64
 CAPTURE = "processes.json"
 

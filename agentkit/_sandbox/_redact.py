@@ -38,6 +38,17 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
         r"(?i)(?<=authorization)([\"']?\s*[:=]\s*[\"']?)"
         r"(?:(?:bearer|basic|token|digest)\s+)?[A-Za-z0-9._~+/=\-]{8,}")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=\-]{12,}")),
+    # fixed-prefix tokens of common services (red team round 2 found them missed)
+    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}")),
+    ("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{30,}")),
+    ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{32,}")),
+    ("tailscale-key", re.compile(r"\btskey-[a-z]+-[A-Za-z0-9_\-]{10,}")),
+    ("age-key", re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{40,}")),
+    ("databricks-token", re.compile(r"\bdapi[a-f0-9]{32}")),
+    ("slack-webhook", re.compile(r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]{20,}")),
+    ("azure-account-key", re.compile(r"(?i)(?<=AccountKey=)[A-Za-z0-9+/=]{20,}")),
+    ("kube-client-key", re.compile(r"(?<=client-key-data: )[A-Za-z0-9+/=]{20,}")),
 ]
 
 # The key must *end* in the secret word: HF_TOKEN, db_password, aws_secret_access_key; not
@@ -102,6 +113,7 @@ _K8S_JSON_VALUE = re.compile(r'("[^"\n]*"\s*:\s*)"(?:\\.|[^"\\\n])*"')
 # most tool output, skips the twenty substitutions: redaction runs on every string that
 # leaves a tool, so it sits on the hot path (docs/benchmarks.md).
 _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|"
+                      r"sg\.|npm_|pypi-|_v1_|tskey-|age-secret|dapi|hooks\.slack|accountkey|"
                       r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential|"
                       r"pwd|hv[sbr]\.|\"auth\"|machine|"
                       r"(?m:^[^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:[^\s:]+$)")

@@ -117,6 +117,18 @@ SECRETS: list[Secret] = [
     Secret("pgpass", f"db.internal:5432:prod:admin:{_b(79, 20)}", (_b(79, 20),)),
     Secret("netrc", f"machine api.example.com\n  login bob\n  password {_b(80, 20)}\n",
            (_b(80, 20),)),
+    # red team round 2: fixed-prefix service tokens, and keys the parsers decode
+    Secret("sendgrid-key", f"SENDGRID=SG.{_b(81, 22)}.{_b(82, 43)}", (_b(82, 43)[:20],)),
+    Secret("npm-token", f"//registry.npmjs.org/:_authToken=npm_{_b(83, 36)}",
+           (_b(83, 36)[:20],)),
+    Secret("tailscale-key", f"tailscale up --authkey tskey-auth-{_b(84, 30)}",
+           (_b(84, 30)[:20],)),
+    Secret("azure-account-key", f"DefaultEndpointsProtocol=https;AccountName=st;"
+           f"AccountKey={_b(85, 60)}==;EndpointSuffix=core.windows.net", (_b(85, 60)[:20],)),
+    Secret("kube-client-key", f"users:\n- name: admin\n  user:\n    client-key-data: "
+           f"{_b(86, 60)}\n", (_b(86, 60)[:20],)),
+    Secret("slack-webhook", f"url: https://hooks.slack.com/services/T01/B02/{_b(87, 24)}",
+           (_b(87, 24),)),
 ]
 
 FORMATS = sorted({s.fmt for s in SECRETS})
