@@ -56,7 +56,10 @@ _FORMATS: list[tuple[str, re.Pattern[str]]] = [
 _SECRET_KEY = (
     r"(?:[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|apikey|"
     r"access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|session[_\-]?key|"
-    r"client[_\-]?secret|secret[_\-]?key)(?:[_\-]\d+|[_\-]base)?(?![A-Za-z0-9_]))"
+    r"client[_\-]?secret|secret[_\-]?key|"
+    # short words only as a whole word or after a separator: --pw, ADMIN_PIN, hmac; not spin
+    r"(?:(?<![A-Za-z0-9])|(?<=[_\-.]))(?:pw|pin|hmac|salt))"
+    r"(?:[_\-]\d+|[_\-]base)?(?![A-Za-z0-9_]))"
 )
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced. An
 # unquoted value after `=` runs to whitespace (env files), after `:` to the next , ; } ]
@@ -114,6 +117,7 @@ _K8S_JSON_VALUE = re.compile(r'("[^"\n]*"\s*:\s*)"(?:\\.|[^"\\\n])*"')
 # leaves a tool, so it sits on the hot path (docs/benchmarks.md).
 _TRIGGER = re.compile(r"(?i)sk-|hf_|api_org_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|"
                       r"sg\.|npm_|pypi-|_v1_|tskey-|age-secret|dapi|hooks\.slack|accountkey|"
+                      r"pw|pin|hmac|salt|"
                       r"k_live_|eyj|://|authoriz|bearer|pass|secret|token|key|credential|"
                       r"pwd|hv[sbr]\.|\"auth\"|machine|"
                       r"(?m:^[^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:[^\s:]+$)")
