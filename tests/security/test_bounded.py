@@ -40,3 +40,17 @@ def test_case_folding_and_plain_patterns_still_match(tmp_path: Path) -> None:
     r = anyio.run(box.call, "grep", {"pattern": "nccl_\\w+=nvl", "path": str(tmp_path),
                                      "ignore_case": True})
     assert r.ok and [m["line"] for m in r.data["matches"]] == [1]
+
+
+def test_redaction_is_not_cubic_in_blank_lines() -> None:
+    # red team round 2: (?m)^\s* ran across blank lines, each of n line starts trying n
+    # lines; 1,024 blank lines after a key took 34-40 s, and redaction holds the GIL (every
+    # subagent froze). 20,000 would have taken days; linear, it is milliseconds.
+    from agentkit._sandbox._redact import redact
+
+    for text in ("password: x\n" + "\n" * 20_000 + "y", "key\n" + "\n" * 20_000,
+                 "machine h\n" + "\n" * 20_000 + "password p\n"):
+        t0 = time.process_time()
+        out = redact(text)
+        assert time.process_time() - t0 < 10, text[:12]
+        assert out.count("\n") == text.count("\n")

@@ -225,6 +225,11 @@ def call(
         try:
             status, blob = _call_here(host, tool, args)
             data = json.dumps([status, blob], ensure_ascii=True).encode()
+        except BaseException as exc:  # say what broke (a fork of a threaded parent can)
+            data = json.dumps(["traceback", "harness child: " + "".join(
+                traceback.format_exception(exc))[-2000:]], ensure_ascii=True).encode()
+            code = 1
+        try:
             with os.fdopen(w, "wb") as fh:
                 fh.write(data)
         except BaseException:
