@@ -31,6 +31,8 @@ EXPECT_R2 = {
     "names-terminal": "file names with escapes reach the CLI escaped",
     "mcp-args": "roots and trace paths outside the allowed roots refused; a planted trace's "
     "answer returned as recorded",
+    "redaction-redos": "found by hand while timing the copy windows: the redactor is cubic "
+    "in the number of blank lines after a line naming a key; the model can produce them",
     "kernel-payload": "under the kernel layer a payload cannot write, reach the network, see "
     "host processes or masked paths",
 }
@@ -380,6 +382,15 @@ def generate_r2() -> list[Attempt]:
     rc("resource-2", ["cat", *spell], note="dos")
     rc("resource-2", ["grep", "-rc", "zzz", "{R2}/bigdir"], note="dos")
     add("resource-2", "grep", {"pattern": "zzz", "path": "{R2}/bigdir"}, note="dos")
+    # ---- the redactor's own cost: `^\s*` in a multi-line pattern over blank lines --------
+    # (cubic: 256 blank lines after a line naming a key take 0.5 s, 1024 take 34 s)
+    blank = "%n" * 900
+    rc("redaction-redos", ["date", "+key" + blank])
+    rc("redaction-redos", ["git", "-C", "{R2}/envrepo", "log", "-1", "--format=token" + blank])
+    add("redaction-redos", "read_file", {"path": "{R2}/blank-lines.txt"})
+    add("redaction-redos", "grep", {"pattern": "zzz", "path": "{R2}/blank-lines.txt"})
+    rc("redaction-redos", ["cat", "{R2}/blank-lines.txt"])
+    rc("redaction-redos", ["wc", "-l", "{R2}/blank-lines.txt"])  # control: prints no content
     # ---- MCP arguments (allowed roots {A}, {B} and {R2}) -----------------------------------
     for path in (
         "{O}",

@@ -518,7 +518,7 @@ def start_children() -> dict[str, int]:
         "NCCL_SOCKET_IFNAME": "lo",
         "HOME": str(HOME),
     }
-    script = "import time\ntime.sleep(900)\n"
+    script = "import time\ntime.sleep(10800)\n"
     argv = [
         "/usr/bin/python3",
         "-c",
@@ -963,7 +963,7 @@ def cleanup_new() -> None:
 def start_children_new() -> dict[str, int]:
     """A non-engine process with passwords in argv (ps shows every process) and an engine
     whose environment has secrets under names the withholding rule does not know."""
-    script = "import time\ntime.sleep(900)\n"
+    script = "import time\ntime.sleep(10800)\n"
     p1 = subprocess.Popen(
         [
             "/usr/bin/python3",

@@ -324,7 +324,7 @@ def start_engine() -> int:
     argv = [
         "/usr/bin/python3",
         "-c",
-        "import time; time.sleep(1800)",
+        "import time; time.sleep(10800)",
         "vllm.entrypoints.openai.api_server",
         "--model",
         "m",
@@ -396,6 +396,7 @@ def build(pid: int, port: int) -> dict[str, str]:
         (fmt / name).write_text(text)
     names_dir(R2)
     (R2 / "big-matches.txt").write_text("a\n" * 3_000_000)
+    (R2 / "blank-lines.txt").write_text("api_key: see vault\n" + "\n" * 900 + "end\n")
     # just under the 8 MiB whole-copy limit, ordinary text; hard links give many names to it
     line = "line of text with some words = value 12345 abc\n"
     (R2 / "big7m.txt").write_text(line * ((7 << 20) // len(line)))
