@@ -883,9 +883,11 @@ def run(
 ) -> tuple[list[Result], float]:
     """Build a fresh arena, run the attempts in ``modes``, remove the arena."""
     LIMITS["hang"] = QUICK_HANG_S if quick else HANG_S
+    old_term: Any = None
     if threading.current_thread() is threading.main_thread():
         # a plain kill still removes the arena and stops the children
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    old_digits = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(0)
     t_start = time.monotonic()
     saved_env = {k: os.environ.get(k) for k in (*AGENT_ENV, "AGENTKIT_TRACE_DIR")}
@@ -969,6 +971,10 @@ def run(
             futs = [ex.submit(run_cli_job, j, m, ns) for j in jobs for m in modes]
             results += [f.result() for f in futs]
     finally:
+        # process-wide settings back as they were (under pytest, later tests share them)
+        sys.set_int_max_str_digits(old_digits)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
         _kernel._homes = real_homes
         _kernel._existing_secrets.cache_clear()
         _kernel._inodes.cache_clear()
