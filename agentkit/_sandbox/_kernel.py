@@ -225,10 +225,10 @@ def _masks(unmasked: Sequence[str]) -> list[str]:
     return [p for p in found if not within_any(p, unmasked)]
 
 
-@functools.lru_cache(maxsize=1)
-def _existing_secrets(_epoch: int) -> tuple[str, ...]:
-    """Credential paths present on this host, resolved (a mount lands on the link's target,
-    so masking the target hides every name that reaches it). Cached per TTL epoch."""
+def _candidates(hidden_too: bool) -> dict[str, None]:
+    """Credential paths present on this host, resolved; ``hidden_too``: also those under the
+    directories the sandbox empties (/tmp …), which need no mask but whose files a hard link
+    elsewhere still reaches."""
     candidates: list[str] = []
     for pattern in (*_SYSTEM_SECRETS, *_KUBECONFIGS, *_PODMAN_STORAGE):
         candidates += glob.glob(pattern) if any(c in pattern for c in "*?[") else [pattern]
@@ -236,10 +236,19 @@ def _existing_secrets(_epoch: int) -> tuple[str, ...]:
         candidates += [os.path.join(home, name) for name in _HOME_SECRETS]
     seen: dict[str, None] = {}
     for path in candidates:
-        if os.path.lexists(path) and not within_any(path, _HIDDEN_DIRS):
+        if os.path.lexists(path) and (hidden_too or not within_any(path, _HIDDEN_DIRS)):
             real = os.path.realpath(path)
-            if real != "/" and os.path.exists(real) and not within_any(real, _HIDDEN_DIRS):
+            if real != "/" and os.path.exists(real) and (
+                    hidden_too or not within_any(real, _HIDDEN_DIRS)):
                 seen.setdefault(real)
+    return seen
+
+
+@functools.lru_cache(maxsize=1)
+def _existing_secrets(_epoch: int) -> tuple[str, ...]:
+    """Credential paths present on this host, resolved (a mount lands on the link's target,
+    so masking the target hides every name that reaches it). Cached per TTL epoch."""
+    seen = _candidates(hidden_too=False)
     # Parents before children would make the child's mount point vanish: keep the outermost.
     kept: list[str] = []
     for path in sorted(seen):
@@ -258,7 +267,9 @@ def secret_inodes() -> frozenset[tuple[int, int]]:
 @functools.lru_cache(maxsize=1)
 def _inodes(epoch: int) -> frozenset[tuple[int, int]]:
     found: set[tuple[int, int]] = set()
-    for path in _existing_secrets(epoch):
+    # a home (or any credential) under /tmp is emptied away from the sandbox, not masked,
+    # but a hard link to one of its files outside /tmp is still that file
+    for path in _candidates(hidden_too=True):
         names = [path]
         if os.path.isdir(path):
             try:
