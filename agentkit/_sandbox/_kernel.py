@@ -270,12 +270,7 @@ def _inodes(epoch: int) -> frozenset[tuple[int, int]]:
     # a home (or any credential) under /tmp is emptied away from the sandbox, not masked,
     # but a hard link to one of its files outside /tmp is still that file
     for path in _candidates(hidden_too=True):
-        names = [path]
-        if os.path.isdir(path):
-            try:
-                names = [os.path.join(path, n) for n in os.listdir(path)[:1000]]
-            except OSError:
-                names = []
+        names = _files_below(path) if os.path.isdir(path) else [path]
         for name in names:
             try:
                 st = os.stat(name)
@@ -284,6 +279,20 @@ def _inodes(epoch: int) -> frozenset[tuple[int, int]]:
             if not os.path.isdir(name):
                 found.add((st.st_dev, st.st_ino))
     return frozenset(found)
+
+
+def _files_below(top: str, limit: int = 5000, depth: int = 6) -> list[str]:
+    """Files under a credential directory, nested ones too (~/.config/gcloud/legacy_credentials/
+    ACCOUNT/adc.json, ~/.docker/contexts/meta/ID/meta.json), without following links; bounded
+    so a huge directory costs a bounded walk (red team round 2: only the top level was seen)."""
+    out: list[str] = []
+    for here, dirs, files in os.walk(top, followlinks=False):
+        if here.count(os.sep) - top.count(os.sep) >= depth:
+            dirs[:] = []
+        out += [os.path.join(here, f) for f in files]
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _homes() -> list[str]:
