@@ -23,11 +23,13 @@ and runs allowlist-only, ``kernel`` refuses every command, ``allowlist`` never t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import logging
 import os
 import pwd
+import stat
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
@@ -150,6 +152,19 @@ class Needs:
     unmasked: tuple[str, ...] = ()  # credential paths this program itself must read
 
 
+# Host daemons listen on path-named Unix sockets, which a network namespace does not cut:
+# docker.sock and containerd's are root on the host, D-Bus reaches systemd. Every socket
+# under these is covered for every program but the one that must talk to it (red team
+# round 2: a program run through a config hole could connect to any of them).
+_SOCKET_TOPS = ("/run", "/var/run", "/var/lib/kubelet", "/var/snap")
+_OWN_SOCKETS = {
+    "docker": ("/run/docker.sock", "/var/run/docker.sock"),
+    "systemctl": ("/run/systemd/private", "/run/dbus/system_bus_socket",
+                  "/var/run/dbus/system_bus_socket"),
+    "nvidia-smi": ("/run/nvidia-persistenced",),
+}
+
+
 def needs_of(program: str, paths: Iterable[str], *, live: bool) -> Needs:
     """The extra reach of ``program`` given the (already policed) ``paths`` it reads: on the
     live host only those in an emptied directory need mounting, on a snapshot every one."""
@@ -161,7 +176,9 @@ def needs_of(program: str, paths: Iterable[str], *, live: bool) -> Needs:
     if program == "ps":
         return Needs(binds, host_pids=True)
     if program == "nvidia-smi":
-        return Needs(binds, devices=True)
+        return Needs(binds, devices=True, unmasked=_OWN_SOCKETS["nvidia-smi"])
+    if program in _OWN_SOCKETS:
+        return Needs(binds, unmasked=tuple(os.path.realpath(p) for p in _OWN_SOCKETS[program]))
     return Needs(binds)
 
 
@@ -190,6 +207,9 @@ def wrap(argv: Sequence[str], env: dict[str, str], needs: Needs, *, live: bool,
         for path in _masks(needs.unmasked):
             args += (["--tmpfs", path] if os.path.isdir(path) else
                      ["--ro-bind", "/dev/null", path])
+        for sock in daemon_sockets():
+            if not within_any(sock, needs.unmasked):
+                args += ["--ro-bind", "/dev/null", sock]  # connect() then finds no listener
     for path in needs.binds:
         args += ["--ro-bind", path, path]
     args += ["--chdir", "/", "--clearenv"]
@@ -223,6 +243,36 @@ def _masks(unmasked: Sequence[str]) -> list[str]:
     """Existing credential paths to cover, minus those this program must read."""
     found = _existing_secrets(int(time.monotonic() // _MASK_TTL_S))
     return [p for p in found if not within_any(p, unmasked)]
+
+
+def daemon_sockets() -> tuple[str, ...]:
+    """Path-named Unix sockets of the host's daemons (resolved, outside the emptied
+    directories), listed once per TTL epoch.
+
+    >>> all(p.startswith("/") for p in daemon_sockets())
+    True
+    """
+    return _sockets(int(time.monotonic() // _MASK_TTL_S))
+
+
+@functools.lru_cache(maxsize=1)
+def _sockets(_epoch: int) -> tuple[str, ...]:
+    found: set[str] = set()
+    for top in {os.path.realpath(t) for t in _SOCKET_TOPS if os.path.isdir(t)}:
+        seen = 0
+        for here, dirs, files in os.walk(top, followlinks=False):
+            if here.count(os.sep) - top.count(os.sep) >= 6 or within_any(here, _HIDDEN_DIRS):
+                dirs[:] = []
+                continue
+            for name in files:
+                path = os.path.join(here, name)
+                seen += 1
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        found.add(path)
+            if seen > 5000:  # a bounded walk: a huge /run costs the same as a normal one
+                break
+    return tuple(sorted(found))
 
 
 def _candidates(hidden_too: bool) -> dict[str, None]:

@@ -417,3 +417,36 @@ def test_a_tail_window_of_a_big_kubernetes_secret_is_still_redacted(tmp_path: Pa
     assert f.stat().st_size > _copies.WINDOW
     r = call(Host(root=Root("/", allow=(str(tmp_path),))), ["tail", "-n", "3", str(f)])
     assert r.ok and r.data["stdout"].count("key") == 3 and SECRET[:20] not in r.data["stdout"]
+
+
+def test_a_host_daemons_unix_socket_is_not_reachable_but_by_its_own_client() -> None:
+    # A network namespace does not cut a path-named Unix socket (unix(7): it is a file);
+    # docker.sock is root on the host. Every daemon socket is covered, but for the program
+    # that talks to it (red team round 2).
+    top = f"/run/agentkit-test-{uuid.uuid4().hex[:8]}"
+    try:
+        os.mkdir(top)
+    except OSError as exc:
+        pytest.skip(f"cannot make a socket under /run here: {exc.strerror}")
+    path = f"{top}/daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(path)
+        server.listen(4)
+        _kernel._sockets.cache_clear()
+        assert path in _kernel.daemon_sockets()
+        probe = ["/usr/bin/python3", "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX);"
+                 f" s.connect({path!r}); print('connected')"]
+
+        def run(needs: _kernel.Needs) -> str:
+            argv = _kernel.wrap(probe, {"PATH": "/usr/bin:/bin"}, needs, live=True)
+            return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+
+        assert "connected" not in run(_kernel.Needs())
+        assert "connected" in run(_kernel.Needs(unmasked=(path,)))  # as docker gets its own
+    finally:
+        server.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.rmdir(top)
+        _kernel._sockets.cache_clear()
