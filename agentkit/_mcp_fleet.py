@@ -30,7 +30,7 @@ class FleetPolicy:
     >>> try:
     ...     FleetPolicy().transport(hosts="gpu[01-02]", fleet_dir=None)
     ... except FleetRefused as exc:
-    ...     print(str(exc)[:44])
+    ...     print(str(exc)[:43])
     fleet investigations are off on this server
     """
 

@@ -136,7 +136,7 @@ def may_hold_secret(text: str) -> bool:
     found in one line is found in any text holding that line, so texts joined with newlines
     are cleared in one pass.
 
-    >>> may_hold_secret("NVIDIA H100 80GB HBM3\nGPU-1f2e"), may_hold_secret("x\ntoken=1")
+    >>> may_hold_secret("NVIDIA H100 80GB HBM3\\nGPU-1f2e"), may_hold_secret("x\\ntoken=1")
     (False, True)
     """
     return bool(text) and bool(_TRIGGER_ASCII.search(text) if text.isascii()
@@ -147,7 +147,7 @@ def redact(text: str) -> str:
     """Return ``text`` with every secret replaced by ``[REDACTED:<kind>]``.
 
     >>> redact("HF_TOKEN=hf_abcdefghijklmnopqrstuvwx")
-    'HF_TOKEN=[REDACTED:secret]'
+    'HF_TOKEN=[REDACTED:hf-token]'
     """
     if not may_hold_secret(text):
         return text
@@ -289,8 +289,8 @@ def redact_entry(key: str, value: Any, env_file: bool = False) -> Any:
         return value
     last = re.split(r"[.\[\]/:]", key.strip("]"))[-1]
     text = str(value)
-    if (_KEY_NAME.fullmatch(last) and text and not _BENIGN_VALUE.match(text)) or \
-            (_KEY_NAME.fullmatch(last) and isinstance(value, int | float)):
+    if _KEY_NAME.fullmatch(last) and (isinstance(value, int | float) or
+                                      (text and not _BENIGN_VALUE.match(text))):
         return "[REDACTED:secret]"
     if env_file and isinstance(value, str) and _env_secret(value):
         return "[REDACTED:env-file]"
