@@ -179,7 +179,11 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
                           "allowed root")
         if not os.path.isfile(trace_path):
             raise Refusal(f"no trace file at {trace_path}")
-        result = await replay_trace(trace_path)
+        try:
+            result = await replay_trace(trace_path)
+        except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
+            raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
+                          f"{_one_line(exc)}") from None
         if result.answer is None:
             return {"answer": None, "markdown": "", "notes": result.notes,
                     "tasks": result.tasks}

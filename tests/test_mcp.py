@@ -145,19 +145,24 @@ def test_replay_tool_reads_only_traces_it_may_show(tmp_path: Path) -> None:
                  "--trace", str(inside)]) == 0
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_bytes(inside.read_bytes())
+    not_a_trace = traces / "notes.yaml"  # inside the directory, but no trace
+    not_a_trace.write_text("password: x\n")
 
-    async def go() -> tuple[Any, Any]:
+    async def go() -> tuple[Any, Any, Any]:
         env = {"AGENTKIT_TRACE_DIR": str(traces)}
         async with stdio_client(params(EXAMPLES / "blackwell-kimi", env)) as (r, w), \
                 ClientSession(r, w) as session:
             await session.initialize()
             ok = await session.call_tool("replay", {"trace_path": str(inside)})
             refused = await session.call_tool("replay", {"trace_path": str(outside)})
-            return ok, refused
+            bad = await session.call_tool("replay", {"trace_path": str(not_a_trace)})
+            return ok, refused, bad
 
-    ok, refused = anyio.run(go)
+    ok, refused, bad = anyio.run(go)
     assert not ok.is_error and ok.structured_content["identical"] is True
     assert refused.is_error and "not in the trace directory" in str(refused.content)
+    # a refusal that says why, not the SDK's "Error executing tool replay"
+    assert bad.is_error and "is not a trace agentkit can replay" in str(bad.content), bad
 
 
 def test_a_failure_reaches_the_client_as_one_line_and_the_server_prints_no_traceback(

@@ -180,12 +180,22 @@ def _police(ctx: ToolContext, operand: str) -> str:
     ``/etc/shadow`` when certs links to /etc/ssl/certs), never the text normalized first."""
     path = operand if operand.startswith("/") else "/" + operand
     try:
-        real = os.path.realpath(path)
+        real = _realpath(path)
         check_policy(ctx.host.root, normalize(path))
         check_policy(ctx.host.root, real)
     except PathRefused as exc:
         raise ToolError(f"refused: {exc}") from None
     return real
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath``, whose readlink raises when a link cannot be read (/proc/1/root)
+    or was swapped for a file since its lstat (a race): a refusal, not an internal error."""
+    try:
+        return os.path.realpath(path)
+    except OSError as exc:
+        raise ToolError(f"refused: {path} cannot be resolved ({exc.strerror}); the path guard "
+                        "checks where a path leads before a command may use it") from None
 
 
 _MAX_WALKED = 5000
@@ -271,7 +281,7 @@ def _reached(checked: Checked, exe: str, scratch: str) -> list[str]:
     reached = [scratch, os.path.dirname(exe)]
     for a in checked.argv[1:]:
         if a in checked.shown_as or a in checked.paths:
-            real = os.path.realpath(a if a.startswith("/") else "/" + a)
+            real = _realpath(a if a.startswith("/") else "/" + a)
             if os.path.exists(real) and not os.path.isdir(real):
                 reached.append(real)
     reached += [checked.env[n] for n in ("GIT_DIR", "GIT_WORK_TREE") if n in checked.env]
@@ -323,7 +333,7 @@ def _vetted_git(ctx: ToolContext, checked: Checked) -> Checked:
         return data.decode("utf-8", errors="replace")
 
     _git.vet_repository(git_dir, entries, read)
-    real = os.path.realpath(os.path.join(root.path, repo.lstrip("/")))
+    real = _realpath(os.path.join(root.path, repo.lstrip("/")))
     _no_links_below(os.path.join(real, ".git"))
     argv, env = _git.command(real, os.path.join(real, ".git"), checked.argv[1:])
     return Checked(argv, paths=checked.paths, env=env)
@@ -334,15 +344,29 @@ _MAX_GIT_ENTRIES = 300_000
 
 def _no_links_below(git_dir: str) -> None:
     """No symbolic link anywhere in ``.git``: git follows one (``info/grafts``, a directory
-    of ``objects``) to any file and prints what it read. Git itself never makes one there."""
+    of ``objects``) to any file and prints what it read. Git itself never makes one there.
+    No hard link in the object store either: an object file that is another name of a file
+    outside the allowed paths is printed by ``git show <id>`` (``git clone --local`` makes
+    such links to the source repository's objects; ``--no-hardlinks`` does not)."""
     seen = 0
+    objects = os.path.join(git_dir, "objects")
     for top, dirs, files in os.walk(git_dir, followlinks=False):
+        in_objects = top == objects or top.startswith(objects + os.sep)
         for name in dirs + files:
             seen += 1
-            if os.path.islink(os.path.join(top, name)):
-                shown = os.path.relpath(os.path.join(top, name), os.path.dirname(git_dir))
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:  # git removed it meanwhile (a lock, a packed ref)
+                continue
+            shown = os.path.relpath(path, os.path.dirname(git_dir))
+            if stat.S_ISLNK(st.st_mode):
                 raise Refused(f"{shown} is a symbolic link inside .git; git would read what it "
                               "points to, so the repository is refused")
+            if in_objects and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise Refused(f"{shown} has other hard links: it may be a file outside the "
+                              "allowed paths, and git would print it, so the repository is "
+                              "refused (a clone made with --no-hardlinks is accepted)")
         if seen > _MAX_GIT_ENTRIES:
             raise Refused(f"{git_dir} holds more than {_MAX_GIT_ENTRIES} files; too many to vet")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .._tool import ToolError
 from ._paths import PathRefused, Root, opened
-from ._redact import _K8S_SECRET, redact_file
+from ._redact import redact_file
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
 # Redaction runs at 1-3 MB/s (a crafted file at the slow end): a whole copy stops at 8 MiB.
@@ -28,8 +28,19 @@ CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uni
 # serves them whatever the size.
 WHOLE_LIMIT = 8 << 20
 WINDOW = 1 << 20
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+# All the copies of one command together: what one whole copy may cost. `grep -r` over a
+# tree, or one file named 32 ways (`f`, `./f`, `././f` …), is redacted at most this much.
+COMMAND_BUDGET = WHOLE_LIMIT
+# PEM (PGP's `PRIVATE KEY BLOCK` too) and RFC 4716 framing
+_KEY_END = re.compile(r"(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)")
+_KEY_BEGIN = re.compile(r"(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)")
+# A Kubernetes manifest, and in a window of one, the first line at the top level and the
+# values of the indented lines before it (`  key: value`, `    block line`, `  - item`).
+_MANIFEST = re.compile(r"(?m)^[\"']?(?:apiVersion|kind)[\"']?[ \t]*:")
+_TOP_LEVEL = re.compile(r"(?m)^(?=[^\s#])")
+_ORPHAN_VALUE = re.compile(
+    r"(?m)^([ \t]+(?:-[ \t]+)?(?:(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s:#\"'][^:\n]*?)[ \t]*:[ \t]+)?)"
+    r"(?!#)\S[^\n]*")
 
 
 @dataclass(frozen=True)
@@ -51,26 +62,56 @@ def window_of(argv: list[str]) -> str:
 
 
 def redacted_text(data: bytes, part: str, size: int, host_path: str,
-                  head: bytes = b"") -> bytes:
+                  head: bytes = b"", linked: bool = False) -> bytes:
     """``data`` (the whole file, or the window ``part`` of it) redacted as one text. ``head``
-    is the file's start, for a tail window: a Kubernetes Secret says so only at its top."""
+    is the file's start, for a tail window: a manifest says what it is only at its top.
+    ``linked``: the file has other hard links (see ``redact_file``)."""
+    wide = _utf16(data)
+    if wide:  # a UTF-16 file: redacted as the text it is, given back in its own encoding
+        text = data.decode(wide, "replace")
+        return redact_file(host_path, text, linked).encode(wide, "replace")
     text = data.decode("utf-8", "surrogateescape")
-    if part == "tail" and size > len(data) and _K8S_SECRET.search(
-            head.decode("utf-8", "replace")):
-        marker = "kind: Secret\ndata:\n"
-        text = text[text.find("\n") + 1:]
-        return redact_file(host_path, marker + text)[len(marker):].encode(
-            "utf-8", "surrogateescape")
     if part == "tail" and size > len(data):
-        # The window starts mid-file: drop the cut line, and a key body whose BEGIN fell
-        # before the window (its END comes first) is redacted up to that END.
-        text = text[text.find("\n") + 1:]
-        end, begin = _PEM_END.search(text), _PEM_BEGIN.search(text)
-        if end and (begin is None or end.start() < begin.start()):
-            text = "[REDACTED private-key]" + text[end.end():]
-    elif part == "head" and size > len(data):
+        return _tail_window(text, head.decode("utf-8", "replace"), host_path, linked).encode(
+            "utf-8", "surrogateescape")
+    if part == "head" and size > len(data):
         text = text[: text.rfind("\n") + 1] if "\n" in text else text
-    return redact_file(host_path, text).encode("utf-8", "surrogateescape")
+    return redact_file(host_path, text, linked).encode("utf-8", "surrogateescape")
+
+
+def _utf16(data: bytes) -> str | None:
+    """The UTF-16 codec ``data`` is written in (a byte-order mark, or ASCII text with a NUL
+    after or before each character), else None: its secrets are invisible to the UTF-8 net."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # the mark is kept as a character
+        return "utf-16-le" if data[:1] == b"\xff" else "utf-16-be"
+    sample = data[:4096]
+    if len(sample) < 8:
+        return None
+    odd, even = sample[1::2], sample[0::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def _tail_window(text: str, head: str, host_path: str, linked: bool) -> str:
+    """A window that starts mid-file: what it begins with has lost its context. The cut line
+    is dropped; a key body whose BEGIN fell before the window (its END comes first) is
+    redacted up to that END; indented lines before the first top-level line, in a manifest,
+    may be a Secret's data whose header fell before the window, and are redacted."""
+    text = text[text.find("\n") + 1:]
+    end, begin = _KEY_END.search(text), _KEY_BEGIN.search(text)
+    lead = ""
+    if end and (begin is None or end.start() < begin.start()):
+        lead = "[REDACTED:private-key]" + "\n" * text[:end.end()].count("\n")
+        text = text[end.end():]
+    elif _MANIFEST.search(head) or _MANIFEST.search(text):
+        top = _TOP_LEVEL.search(text)
+        cut = top.start() if top else len(text)
+        lead = _ORPHAN_VALUE.sub(r"\1[REDACTED:k8s-secret]", text[:cut])
+        text = text[cut:]
+    return lead + redact_file(host_path, text, linked)
 
 
 def read_part(fd: int, size: int, name: str, part: str) -> bytes:
@@ -100,15 +141,23 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
     nothing: the program reads the bytes that were redacted."""
     part = window_of(argv)
     given: dict[str, str] = {}
+    spent = 0
     for n, (text, copy) in enumerate(sorted(operands.items())):
         try:
             with opened(root, copy.host_path) as f:
+                spent += min(f.st.st_size, WINDOW if part in ("head", "tail") else WHOLE_LIMIT)
+                if spent > COMMAND_BUDGET:
+                    raise ToolError(
+                        f"refused: the files of this command hold more than "
+                        f"{COMMAND_BUDGET >> 20} MiB; programs that print file contents read "
+                        "redacted copies, at most that much per command. Name fewer or "
+                        "smaller files, or a narrower directory")
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
-                size = f.st.st_size
+                size, links = f.st.st_size, f.st.st_nlink
                 head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""
         except PathRefused as exc:
             raise ToolError(f"refused: {exc}") from None
-        clean = redacted_text(data, part, size, copy.host_path, head)
+        clean = redacted_text(data, part, size, copy.host_path, head, links > 1)
         path = os.path.join(scratch, f"{n}-{os.path.basename(copy.host_path)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as out:

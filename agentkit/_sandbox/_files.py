@@ -9,7 +9,7 @@ import re2
 from pydantic import Field
 
 from .._tool import ToolContext, ToolError, ToolOutput, tool
-from ._paths import PathRefused, list_entries, normalize, read_bytes
+from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
 
 _MAX_LINES = 2000
@@ -29,13 +29,14 @@ def decode_text(data: bytes) -> tuple[str, bool]:
 def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
     """(redacted text, canonical path, truncated) of a text file, or a ToolError."""
     try:
-        data, size, host_path = read_bytes(ctx.host.root, path, ctx.host.read_limit)
+        data, st, host_path = read_bytes_stat(ctx.host.root, path, ctx.host.read_limit)
     except PathRefused as exc:
         raise ToolError(str(exc)) from None
     text, binary = decode_text(data)
     if binary:
-        raise ToolError(f"{host_path} is a binary file ({size} bytes); it has no text to read")
-    return redact_file(host_path, text), host_path, size > len(data)
+        raise ToolError(f"{host_path} is a binary file ({st.st_size} bytes); it has no text to "
+                        "read")
+    return redact_file(host_path, text, st.st_nlink > 1), host_path, st.st_size > len(data)
 
 
 @tool

@@ -47,6 +47,8 @@ _FORBIDDEN_LONG = (
     "--open-files-in-pager", "--show-signature", "--mailmap", "--use-mailmap", "--stdin",
     "--edit", "--file", "--ignore-revs-file", "--orderfile", "--follow-symlinks", "--exec",
     "--dirty", "--broken", "--pickaxe-regex", "--pickaxe-all", "--find-object",
+    # a commit message search answers yes/no about text the redaction hides, like the pickaxe
+    "--grep", "--grep-reflog",
     # word diffs print a changed value on a line of its own, away from its key: no
     # redaction rule can tell it is a secret
     "--word-diff", "--word-diff-regex", "--color-words",
@@ -109,6 +111,10 @@ def check_args(args: list[str]) -> tuple[str, list[str]]:
                 full.startswith(name) for full in _FORBIDDEN_LONG):
             raise Refused(f"git: option {a!r} is not allowed (git reads it as "
                           f"{next(f for f in _FORBIDDEN_LONG if f.startswith(name))})")
+        if (a.startswith(":/") or "^{/" in a) and "--" not in args[1:args.index(a)]:
+            raise Refused(f"git: revision {a!r} is not allowed: it names the commit whose "
+                          "message matches a regex, a yes/no answer about text the redaction "
+                          "hides")
         if _PICKAXE.fullmatch(a):
             raise Refused(f"git: {a[:2]} (the pickaxe) is not allowed: it tests commits' "
                           "content one guess at a time, past the output's redaction")

@@ -241,7 +241,11 @@ def _open_from(root: Root, root_fd: int, host_path: str, directory: bool, depth:
             except OSError as exc:  # a name too long, a permission: a refusal like any other
                 raise PathRefused(f"{full}: {exc.strerror}") from None
             if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(name, dir_fd=dir_fd)
+                try:
+                    target = os.readlink(name, dir_fd=dir_fd)
+                except OSError:  # swapped for a file or removed since the stat: a race
+                    raise PathRefused(f"{full} changed while it was being resolved; "
+                                      "try again") from None
                 nxt = target if target.startswith("/") else f"{dir_path.rstrip('/')}/{target}"
                 return _open_from(root, root_fd, nxt, directory, depth + 1, asked)
             check_policy(root, normalize(full))
@@ -294,6 +298,13 @@ def list_entries(root: Root, host_path: str) -> list[tuple[str, str]]:
 
 def read_bytes(root: Root, host_path: str, limit: int) -> tuple[bytes, int, str]:
     """Up to ``limit`` bytes of a regular file: (data, total size, canonical host path)."""
+    data, st, canonical = read_bytes_stat(root, host_path, limit)
+    return data, st.st_size, canonical
+
+
+def read_bytes_stat(root: Root, host_path: str,
+                    limit: int) -> tuple[bytes, os.stat_result, str]:
+    """:func:`read_bytes` with the opened file's ``stat`` (its size, its link count)."""
     with opened(root, host_path) as f:
         if root.recorder is not None:
             root.recorder(f.host_path)
@@ -305,4 +316,4 @@ def read_bytes(root: Root, host_path: str, limit: int) -> tuple[bytes, int, str]
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
-        return b"".join(chunks), f.st.st_size, f.host_path
+        return b"".join(chunks), f.st, f.host_path

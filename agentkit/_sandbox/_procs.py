@@ -17,7 +17,7 @@ from typing import Any
 from .._bounded import loads_json
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
-from ._redact import redact
+from ._redact import _OPAQUE, redact
 
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
@@ -25,7 +25,8 @@ _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLL
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|AUTH|CRED|COOKIE|SESSION|"
                           r"PRIVATE|ATTEST|SIGNING|CERT|"
                           # short words only as a whole part of the name: VLLM_PW, HF_HUB_PWD
-                          r"(?:^|_)(?:PW|PWD|PASS|PIN|SALT|HMAC|LICEN[CS]E)(?:_|$)", re.I)
+                          r"(?:^|_)(?:PW|PWD|PASS|PIN|SALT|HMAC|LICEN[CS]E|PAT|PSK|BEARER|"
+                          r"JWT|OTP|DSN)(?:_|$)", re.I)
 # A flag whose value is secret (--api-key V, --ssl-keyfile-password V, --hf-token V): argv
 # holds the flag and the value as two elements, and each alone looks harmless.
 _SECRET_FLAG = re.compile(r"--?(?:\w+[-_])*(?:api[-_]key|key|token|secret|password|passwd|"
@@ -39,11 +40,24 @@ def _read(path: str, limit: int = 1 << 20) -> bytes:
         return f.read(limit)
 
 
+# Short flags that take a password in common tools (sshpass/docker login -p, redis-cli -a,
+# -P, -k): withheld when the value looks like a credential, not a port or a path.
+_SHORT_FLAG = re.compile(r"-[pPak]")
+_CREDENTIAL = re.compile(r"(?!.*://)(?=.*\d)(?=.*[A-Za-z])[^\s/\-]\S{7,}")
+
+
 def redact_argv(argv: list[str]) -> list[str]:
-    """Each element redacted, and the element after a secret-naming flag withheld."""
+    """Each element redacted, and the element after a secret-naming flag withheld.
+
+    >>> redact_argv(["sshpass", "-p", "Sp7Hh1Pp5Aa9", "ssh", "-p", "22", "h"])
+    ['sshpass', '-p', '[withheld]', 'ssh', '-p', '22', 'h']
+    """
     out = []
     for i, a in enumerate(argv):
-        after_flag = i > 0 and _SECRET_FLAG.fullmatch(argv[i - 1]) is not None
+        flag = argv[i - 1] if i > 0 else ""
+        after_flag = _SECRET_FLAG.fullmatch(flag) is not None or (
+            _SHORT_FLAG.fullmatch(flag) is not None and _CREDENTIAL.fullmatch(a) is not None
+        ) or _OPAQUE.fullmatch(a) is not None
         out.append("[withheld]" if after_flag else redact(a))
     return out
 

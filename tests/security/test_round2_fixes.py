@@ -123,3 +123,71 @@ def _parse(host: Host, path: str) -> object:
     r = anyio.run(box.call, "parse_config", {"path": path})
     assert r.ok, r.error
     return [r.data, [e.model_dump() for e in r.evidence]]
+
+
+# ---- the second pass over round 2's findings ---------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["log", "--grep=STRIPE=Ev7"], ["log", "--gre=STRIPE"],
+                                  ["rev-parse", ":/STRIPE=Ev7"], ["show", "HEAD^{/Ev7}"]])
+def test_commit_message_searches_are_refused_as_oracles(env_repo: tuple[Host, Path],
+                                                        args: list[str]) -> None:
+    # git-log(1) --grep and gitrevisions(7) :/<text>, ^{/<text>} select commits by a regex
+    # over messages: a yes/no answer per guess about text the output redaction hides
+    host, repo = env_repo
+    r = call(host, ["git", "-C", str(repo), *args])
+    assert not r.ok and "refused" in r.error, r.data
+    ok = call(host, ["git", "-C", str(repo), "log", "--format=%h", "--", ":/"])
+    assert ok.ok, ok.error  # ':/' after `--` is a pathspec (the top), not a search
+
+
+def test_a_hard_linked_object_in_the_store_refuses_the_repository(
+        env_repo: tuple[Host, Path], tmp_path: Path) -> None:
+    host, repo = env_repo
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x").write_text("an object of another repository\n")
+    objects = repo / ".git" / "objects" / "ab"
+    objects.mkdir(exist_ok=True)
+    os.link(outside / "x", objects / ("c" * 38))
+    r = call(host, ["git", "-C", str(repo), "log", "--format=%h"])
+    assert not r.ok and "hard links" in r.error, r.data
+
+
+def test_a_file_with_other_hard_links_is_read_strictly(tmp_path: Path) -> None:
+    # a hard link is another name of the same file, which may be a credential in a home
+    # the kernel layer does not know: its credential-looking words are withheld
+    home2 = tmp_path / "home2"
+    home2.mkdir()
+    (home2 / ".vault-token").write_text("RTHOMETWO12345678\n")
+    allowed = tmp_path / "srv"
+    allowed.mkdir()
+    os.link(home2 / ".vault-token", allowed / "notes.txt")
+    host = Host(root=Root("/", allow=(str(allowed),)), command_timeout_s=10.0)
+    box = Sandbox(host, task_id="t")
+    read = anyio.run(box.call, "read_file", {"path": str(allowed / "notes.txt")})
+    assert read.ok and "RTHOMETWO" not in read.data["text"], read.data
+    notes = str(allowed / "notes.txt")
+    for argv in (["cat", notes], ["tail", "-c", "12", notes]):
+        r = call(host, argv)
+        assert r.ok and "RTHOMETWO" not in r.data["stdout"] and "12345678" not in r.data["stdout"]
+
+
+def test_a_utf16_file_is_redacted_as_text(tmp_path: Path) -> None:
+    f = tmp_path / "app.conf"
+    f.write_bytes(f"API_KEY={VALUE}\n".encode("utf-16-le"))
+    host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0)
+    for argv in (["cat", str(f)], ["sed", "-n", "1p", str(f)]):
+        r = call(host, argv)
+        out = r.data["stdout"].replace("\x00", "")
+        assert r.ok and "API_KEY=" in out and VALUE[:12] not in out, r.data
+
+
+def test_one_command_redacts_at_most_one_whole_copy(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    big.write_text("line of log\n" * (400 << 10))  # 4.7 MiB
+    os.link(big, tmp_path / "big2.log")  # the same bytes under a second name, redacted twice
+    host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=30.0)
+    assert call(host, ["cat", str(big)]).ok
+    r = call(host, ["cat", str(big), str(tmp_path / "big2.log")])
+    assert not r.ok and "MiB" in r.error, r.data

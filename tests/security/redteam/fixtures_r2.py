@@ -194,7 +194,8 @@ FORMATS: dict[str, str] = {}
 
 
 def _fmt(name: str, template: str, value: str) -> None:
-    FORMATS[name] = template.replace("@", F._sec("r2fmt-" + name, value))
+    # only the first @ is the secret: mongo and sentry URLs keep their user@host @
+    FORMATS[name] = template.replace("@", F._sec("r2fmt-" + name, value), 1)
 
 
 def format_files() -> dict[str, str]:

@@ -662,7 +662,7 @@ def run_attempt(
             time.monotonic() - t0,
         )
     blobs: list[str] = []
-    status = "ok"
+    status, bad = "ok", ""
     t0 = time.monotonic()
     if a.race:
         vdir, fn2 = race_driver(a.race)
@@ -675,7 +675,7 @@ def run_attempt(
                 st, blob, _dt = call(host, a.tool, args)
                 blobs.append(blob)
                 if st in ("hang", "traceback"):
-                    status = st
+                    status, bad = st, blob
         finally:
             fl.stop = True
             fl.join()
@@ -693,8 +693,8 @@ def run_attempt(
     findings += findings_in(text, ns)
     if status == "hang":
         findings.append(f"hang: no answer after {hang:g}s")
-    elif status == "traceback":
-        findings.append(f"traceback: {text[-300:]!r}")
+    elif status == "traceback":  # the call that failed, not the last of a race's tries
+        findings.append(f"traceback: {(bad if a.race else text)[-300:]!r}")
     if a.note == "survivors":
         time.sleep(0.3)  # a detached child needs a moment to show
         left = F2.survivors()
