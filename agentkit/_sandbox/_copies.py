@@ -131,6 +131,22 @@ def read_part(fd: int, size: int, name: str, part: str) -> bytes:
     return b"".join(chunks)
 
 
+def _check_budget(total: int) -> None:
+    if total > COMMAND_BUDGET:
+        raise ToolError(
+            f"refused: the files of this command hold more than {COMMAND_BUDGET >> 20} MiB; "
+            "programs that print file contents read redacted copies, at most that much per "
+            "command. Name fewer or smaller files, or a narrower directory")
+
+
+def _size(root: Root, host_path: str) -> int:
+    try:
+        with opened(root, host_path) as f:
+            return f.st.st_size
+    except PathRefused:
+        return 0  # refused again, with its reason, when it is copied
+
+
 def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
                 root: Root) -> dict[str, str]:
     """For each operand (argv text → file) the path the program reads instead: a redacted
@@ -141,17 +157,16 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
     nothing: the program reads the bytes that were redacted."""
     part = window_of(argv)
     given: dict[str, str] = {}
+    each = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
+    # the budget is checked on all sizes before any copy is redacted (and again while
+    # copying, for a file that grew meanwhile)
+    _check_budget(sum(min(_size(root, c.host_path), each) for c in operands.values()))
     spent = 0
     for n, (text, copy) in enumerate(sorted(operands.items())):
         try:
             with opened(root, copy.host_path) as f:
-                spent += min(f.st.st_size, WINDOW if part in ("head", "tail") else WHOLE_LIMIT)
-                if spent > COMMAND_BUDGET:
-                    raise ToolError(
-                        f"refused: the files of this command hold more than "
-                        f"{COMMAND_BUDGET >> 20} MiB; programs that print file contents read "
-                        "redacted copies, at most that much per command. Name fewer or "
-                        "smaller files, or a narrower directory")
+                spent += min(f.st.st_size, each)
+                _check_budget(spent)
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
                 size, links = f.st.st_size, f.st.st_nlink
                 head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""

@@ -18,6 +18,7 @@ from .._bounded import loads_json
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
 from ._redact import _OPAQUE, redact
+from ._redact_keys import SECRET_KEY, credential_like
 
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
@@ -29,8 +30,7 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|AUTH|CRED|COOKIE|S
                           r"JWT|OTP|DSN)(?:_|$)", re.I)
 # A flag whose value is secret (--api-key V, --ssl-keyfile-password V, --hf-token V): argv
 # holds the flag and the value as two elements, and each alone looks harmless.
-_SECRET_FLAG = re.compile(r"--?(?:\w+[-_])*(?:api[-_]key|key|token|secret|password|passwd|"
-                          r"passphrase|credentials?|auth|pw|pwd|pass|pin|hmac|salt)", re.I)
+_SECRET_FLAG = re.compile(rf"--?(?:{SECRET_KEY}|(?:\w+[-_])*(?:key|auth|pass))", re.I)
 _MAX_PROCS = 64
 CAPTURE = "processes.json"
 
@@ -43,7 +43,9 @@ def _read(path: str, limit: int = 1 << 20) -> bytes:
 # Short flags that take a password in common tools (sshpass/docker login -p, redis-cli -a,
 # -P, -k): withheld when the value looks like a credential, not a port or a path.
 _SHORT_FLAG = re.compile(r"-[pPak]")
-_CREDENTIAL = re.compile(r"(?!.*://)(?=.*\d)(?=.*[A-Za-z])[^\s/\-]\S{7,}")
+# Flags whose next element is read with the flag by the text net: -u user:password,
+# -e NAME=value, -H "Cookie: …"
+_PAIRED = {"-u", "--user", "-e", "--env", "-H", "--header", "--from-literal"}
 
 
 def redact_argv(argv: list[str]) -> list[str]:
@@ -55,10 +57,13 @@ def redact_argv(argv: list[str]) -> list[str]:
     out = []
     for i, a in enumerate(argv):
         flag = argv[i - 1] if i > 0 else ""
-        after_flag = _SECRET_FLAG.fullmatch(flag) is not None or (
-            _SHORT_FLAG.fullmatch(flag) is not None and _CREDENTIAL.fullmatch(a) is not None
-        ) or _OPAQUE.fullmatch(a) is not None
-        out.append("[withheld]" if after_flag else redact(a))
+        if flag in _PAIRED:
+            out.append(redact(f"{flag} {a}")[len(flag) + 1:])
+            continue
+        # a value may start with a dash; the next long option (--no-auth --port) is not one
+        after_flag = (_SECRET_FLAG.fullmatch(flag) is not None and not a.startswith("--")) or (
+            _SHORT_FLAG.fullmatch(flag) is not None and credential_like(a))
+        out.append("[withheld]" if after_flag or _OPAQUE.fullmatch(a) else redact(a))
     return out
 
 

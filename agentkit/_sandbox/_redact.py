@@ -1,10 +1,12 @@
 """Secret redaction, applied to everything a tool returns before it leaves the sandbox.
 
-Two nets: token *formats* that are secret wherever they appear (``_redact_formats.py``:
-``hf_…``, ``sk-…``, key blocks, JWTs …) and *assignments* whose key names a secret
-(``PASSWORD=…``, ``"api_key": "…"``, ``--api-key …``, ``- name: DB_PASSWORD`` then
-``value: …``), with Kubernetes Secrets in ``_redact_k8s.py``. Benign look-alikes (commit SHAs,
-UUIDs, AWS's documented ``…EXAMPLE`` keys) stay readable.
+Three nets: token *formats* that are secret wherever they appear (``_redact_formats.py``:
+``hf_…``, ``sk-…``, key blocks, JWTs …); *assignments* whose key names a secret
+(``PASSWORD=…``, ``"api_key": "…"``, ``--api-key …``, ``requirepass …``; the vocabulary is in
+``_redact_keys.py``); and *structures* whose key is on another line (``_redact_blocks.py``:
+nested YAML, env lists, sections; ``_redact_k8s.py``: Kubernetes Secrets). Benign
+look-alikes (commit SHAs, UUIDs, AWS's documented ``…EXAMPLE`` keys, ports) stay readable.
+Redaction is the last net: the sandbox's first is not mounting credential files at all.
 """
 
 from __future__ import annotations
@@ -15,60 +17,76 @@ from typing import Any
 
 import re2
 
-from ._redact_formats import FORMATS, TRIGGERS, format_sub, redact_structured
-from ._redact_k8s import is_k8s_secret, redact_k8s
-
-# The key must *end* in the secret word: HF_TOKEN, db_password, aws_secret_access_key; not
-# bos_token_id or max_tokens.
-_SECRET_KEY = (
-    r"(?:[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?s?|pwd|secrets?|token|api[_\-]?keys?|"
-    r"apikeys?|access[_\-]?key|private[_\-]?key|credentials?|auth[_\-]?key|session[_\-]?key|"
-    r"client[_\-]?secret|secret[_\-]?key|"
-    r"(?:encryption|decryption|signing|master|shared|jwt|cookie|license)[_\-]?keys?|"
-    # short words only as a whole word or after a separator: --pw, ADMIN_PIN, hmac; not spin
-    r"(?:(?<![A-Za-z0-9])|(?<=[_\-.]))(?:pw|pin|hmac|salt))"
-    r"(?:[_\-]\d+|[_\-]base)?(?![A-Za-z0-9_]))"
+from ._redact_blocks import (
+    redact_aliases,
+    redact_env_blocks,
+    redact_env_items,
+    redact_flag_lines,
+    redact_flow,
+    redact_nested,
+    redact_sections,
 )
-# KEY=value, KEY: value, "key": "value", Environment="KEY=value"; the value is replaced. An
-# unquoted value after `=` runs to whitespace (env files; a quote inside it is part of it),
-# after `:` to the next , ; } ] that starts another `key:` (JSON, YAML, logs); inside a
-# quoted "KEY=value" word, to the closing quote (systemd).
+from ._redact_formats import TRIGGERS, format_sub, formats_for, redact_structured
+from ._redact_k8s import is_k8s_secret, redact_k8s
+from ._redact_keys import (
+    BENIGN_VALUE,
+    JOIN,
+    KEY_NAME,
+    SECRET_KEY,
+    STRONG_KEY,
+    STRONG_NAME,
+    credential_like,
+    env_secret,
+)
+
+_SECRET_KEY = SECRET_KEY  # the historical name; tests and docs use it
+_BENIGN_VALUE = BENIGN_VALUE
+_JOIN = JOIN
+# KEY=value, KEY: value, "key": "value", Environment="KEY=value", and the code forms
+# (:=, ?=, +=, ==, !=, =>, `key: str = …`, os.environ["KEY"] = …, getenv("KEY", "…"),
+# SQL's PASSWORD '…'); the value is replaced. An unquoted value after `=` runs to
+# whitespace (a quote inside it is part of it), after `:` to the next , ; } ] that starts
+# another `key:` (JSON, YAML, logs); inside a quoted "KEY=value" word, to the closing quote
+# (systemd). A quoted value runs to its own closing quote (the other quote is inside it).
 _ASSIGN = re.compile(
     rf"""(?ix)
-    (?<![A-Za-z0-9_.\-])  # start at a word's start: keeps matching linear on long lines
-    (?P<key>(?P<kq>["'])?{_SECRET_KEY}["']?)
-    (?P<sep>\s*(?:(?P<eq>=)|:)\s*)
+    (?<![A-Za-z0-9_.\-])(?<!\[REDACTED:)  # a word's start, not inside a redaction mark
+    (?P<key>(?P<kq>["'])?{SECRET_KEY}["']?\]?)
+    (?P<sep>[ \t]*(?:
+        (?P<eq>[?+:!]?==?>?|:[ \t]*[A-Za-z_][\w.\[\]|]{{0,40}}[ \t]+=(?!=)(?=[ \t]*\S))
+        |:(?:[ \t]+(?:![^\s]*|&[\w.\-]+))*(?=\s)|:(?=["'])|\s+:(?=\s)|::(?=\s)
+        |[ \t]+(?=["'])|(?(kq),[ \t]*(?=(?P<cq>["'])[^"'\n]{0,256}(?P=cq)\s*[),])|(?!))
+    )\s*)
     (?P<q>["'])?
-    (?P<val>(?(q)(?:\\.|[^"'\\\n])*|(?(eq)(?(kq)[^"'\n]*|
-        [^\s"']*(?:["'](?![,\]}}\s)]|$)[^\s"']*)*)|
-        (?![{{\[|>]|-\s|[\w.\-]+:(?:\s|$))[^\s"',;}}\]]*(?:[,;](?!\s*["']?[\w.\-]+["']?\s*[:=])[^\s"',;}}\]]*)*)))
+    (?P<val>(?(q)(?:\\.|(?!(?P=q))[^\\\n])*|(?(eq)(?(kq)(?:(?!(?P=kq))[^\n])*|
+        (?![\[{{])[^\s"']*(?:["'](?![,\]}}\s)]|$)[^\s"']*)*)|
+        (?![{{\[|>#]|-\s|[\w.\-]+:(?:\s|$))[^\s"',;}}\]]*(?:[,;](?!\s*["']?[\w.\-]+["']?\s*[:=])(?=[^\s"',;}}\]])[^\s"',;}}\]]*)*)))
     """
 )
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
 _CLI_FLAG = re.compile(
-    rf"(?ix)(?P<key>(?<![\w-])--?{_SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
-    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b)[^\s\ue000]+))"
+    rf"(?ix)(?P<key>(?<![\w-])--?{SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
+    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b|-\s)[^\s\ue000]+))"
 )
 # The same flag as a list element: ['--api-key', 'V'] (a Python repr), "--api-key",\n "V"
 # (docker inspect's Cmd, a JSON argv).
 _LIST_FLAG = re.compile(
-    rf"""(?ix)(?P<key>["']--?{_SECRET_KEY}["'])(?P<sep>\s*,\s*)(?P<q>["'])"""
+    rf"""(?ix)(?P<key>["']--?{SECRET_KEY}["'])(?P<sep>\s*,\s*)(?P<q>["'])"""
     r"""(?P<val>(?:\\.|[^"'\\\n])*)""")
-# A credential-looking word: letters and digits, 8+ characters, not a path, URL or option.
-_CRED = r"(?![^\s\"']*://)(?=[^\s\"']*\d)(?=[^\s\"']*[A-Za-z])[^\s\"'/\-\ue000][^\s\"'\ue000]{7,}"
-# Short password flags whose long form has no secret word: mysql -pV, sshpass/docker login
-# -p V, redis-cli -a V, -P, -k V. Only credential-looking values: -p 8000:8000 is a port.
+# Short password flags whose long form has no secret word (mysql -pV, sshpass/docker login
+# -p V, redis-cli -a V, -P V, -k V), curl's -u user:password, docker's -e NAME=V: the value
+# is withheld only when it can only be a credential (see credential_like): -p 8000:8000,
+# mkdir -p ckpt2024 and -e MODEL=meta-llama/Llama-3.1-8B stay. Tokens are bounded: each
+# start scans at most 256 characters.
+_TOKEN = r"[^\s\"'\ue000]{1,256}"
 _SHORT_FLAG = re.compile(
-    rf"(?x)(?P<key>(?<![\w\-])-[pPak])(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?(?P<val>{_CRED})")
-# curl/wget -u user:password, --user, --proxy-user
+    rf"(?P<key>(?<![\w\-])-[pPak])(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?(?P<val>(?!-){_TOKEN})")
 _USER_FLAG = re.compile(
-    r"(?x)(?P<key>(?<![\w\-])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)[\"']?[^\s:\"']+:)"
-    r"(?P<sep>)(?P<q>)(?P<val>(?!\d+(?:\s|$))[^\s\"']+)")
-# docker run -e NAME=V / --env NAME=V with a name outside the key rule: a value with a long
-# letter-and-digit run (a token, not a model name or an interface).
+    r"(?P<key>(?<![\w\-])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?[^\s:\"']{0,128}:)"
+    rf"(?P<sep>)(?P<q>)(?P<val>{_TOKEN})")
 _ENV_FLAG = re.compile(
-    r"(?x)(?P<key>(?<![\w\-])(?:-e|--env)(?:[ \t]+|=)[\"']?[A-Za-z_][A-Za-z0-9_]*=)"
-    r"(?P<sep>)(?P<q>)(?P<val>(?=[^\s\"']*[A-Za-z0-9]{12})" + _CRED + ")")
+    r"(?P<key>(?<![\w\-])(?:-e|--env)(?:[ \t]+|=)[\"']?[A-Za-z_][A-Za-z0-9_]{0,128}=)"
+    rf"(?P<sep>)(?P<q>[\"'])?(?P<val>{_TOKEN})")
 # A systemd Exec line's bare argument that can only be a credential (a positional token,
 # `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
 # of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,
@@ -77,63 +95,57 @@ _EXEC_LINE = re.compile(r"(?m)^[ \t]*Exec\w*=[^\n]*")
 _OPAQUE = re.compile(
     r"(?<![\w/.\-=:@+])(?=(?:[A-Za-z]*\d){2})(?=(?:[a-z0-9]*[A-Z]){2})(?=(?:[A-Z0-9]*[a-z]){2})"
     r"[A-Za-z0-9]{20,}(?![\w/.\-+])")
+# A line that is a secret key and its value, space separated: Dockerfile `ENV HF_TOKEN v`,
+# fish `set -gx HF_TOKEN v`, csh `setenv HF_TOKEN v`, redis.conf `requirepass v`.
+_DIRECTIVE = re.compile(
+    rf"""(?im)^([ \t]*(?:(?:ENV[ \t]+|set[ \t]+(?:-[A-Za-z]+[ \t]+)*|setenv[ \t]+){STRONG_KEY}"""
+    r"""[ \t]+["']?(?!\[REDACTED)(?=[^\s"'=:#;])|"""
+    # a bare `key value` line: one word, nothing after it (not `token budget exceeded: …`)
+    rf"""[ \t]*{STRONG_KEY}[ \t]+["']?(?!\[REDACTED)(?=[^\s"'=:#;][^\s"']*["']?;?[ \t]*$)))"""
+    r"""([^\n"']*)""")
+# the lines that can be one, found in one RE2 pass; the Python pattern runs on those only
+_DIRECTIVE_LINE = re2.compile(
+    r"(?im)^[ \t]*(?:(?:env|set|setenv)[ \t]+(?:-[a-z]+[ \t]+)*)?[\w.\-]*"
+    r"(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|cookie)[\w.\-]*[ \t]+[^\n]*")
+# HTTP headers that carry credentials, in configs too (nginx `proxy_set_header X-Api-Key v;`,
+# Apache `RequestHeader set Authorization "Basic v"`), and cookies.
+_HEADER = re.compile(
+    r"""(?i)(\b(?:x-api-key|x-auth-token|api-key|private-token|x-vault-token|"""
+    r"""x-amz-security-token|proxy-authorization)["']?[ \t]*[:= ][ \t]*["']?)"""
+    r"""[A-Za-z0-9._~+/=\-]{8,}""")
+_COOKIE = re.compile(r"""(?im)(\b(?:set-)?cookie["']?[ \t]*[:=][ \t]*["']?)[^\n"';]+=[^\n"']+""")
 # TOML's multi-line strings: password = """…""" and '''…'''
 _TRIPLE = re.compile(
-    rf"""(?is)(?<![A-Za-z0-9_.\-])(["']?{_SECRET_KEY}["']?\s*=\s*)("{{3}}|'{{3}})(.*?)(\2|\Z)""")
-# A list of name/value pairs: a Kubernetes container's env (`- name: DB_PASSWORD` then
-# `value: …`), ECS's JSON, a flow mapping; either order.
-_NV = r"""["']?name["']?\s*:\s*["']?{k}["']?"""
-_NAME_VALUE = re.compile(
-    rf"""(?ix)(?P<key>{_NV.format(k=_SECRET_KEY)}[ \t]*(?:,\s*|\r?\n[ \t]*-?[ \t]*)
-    ["']?value["']?\s*:[ \t]*)(?P<sep>)(?P<q>["'])?(?P<val>(?(q)(?:\\.|[^"'\\\n])*|[^\n,}}]*))""")
-# Only where a mapping entry can start (a line's start, after `{` or `,`): a value is
-# scanned to its end once, not once per `value:` inside it.
-_VALUE_NAME = re.compile(
-    rf"""(?imx)(?P<key>(?:^[ \t]*(?:-[ \t]+)?|(?<=[{{,])[ \t]*)["']?value["']?\s*:[ \t]*)
-    (?P<sep>)(?P<q>["'])?(?P<val>(?(q)(?:\\.|[^"'\\\n])*+|[^\n,}}]*+))
-    (?=["']?[ \t]*(?:,\s*|\r?\n[ \t]*-?[ \t]*){_NV.format(k=_SECRET_KEY)})""")
+    rf"""(?is)(?<![A-Za-z0-9_.\-])(["']?{SECRET_KEY}["']?\s*=\s*)("{{3}}|'{{3}})(.*?)(\2|\Z)""")
 # A key spelled with escapes in the raw text ("p\u0061ssword", "p\x61ssword"): the parser
 # reads `password`, so the text net must too.
 _ESCAPED_KEY = re.compile(
     r"""(?P<key>(?P<kq>["'])(?P<name>(?:[^"'\\\n]|\\.){0,80})(?P=kq))"""
     r"""(?P<sep>\s*[:=]\s*)(?P<q>["'])?(?P<val>(?(q)(?:\\.|[^"'\\\n])*|(?![{\[])[^\s,}\]]*))""")
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))")
-# ~/.netrc lines: `machine HOST login USER password SECRET`.
-_NETRC = re.compile(r"(?im)^(?=[^\n]*\b(?:machine|login)\s)([^\n]*?\bpassword\s+)\S+")
+# ~/.netrc: on a line that has machine/login, every password (and account) value, quoted
+# values with spaces included; a `default` entry's lines too.
+_NETRC_ENTRY = re.compile(r"(?im)^[^\n]*\b(?:machine|login)\s[^\n]*$")
+_NETRC_VALUE = re.compile(r"""(?i)(\b(?:password|account)\s+)("[^"\n]*"|\S+)""")
 # Blanks at a line's start are [ \t], never \s: with (?m), ^\s* runs across blank lines, and
 # each of n line starts tried n lines (red team round 2: 1,024 blank lines took 34 s).
 _NETRC_FILE = re.compile(r"(?im)^[ \t]*(?:machine\s|default(?:[ \t]+(?:login|password)\b|"
                          r"[ \t]*$))")
-_NETRC_LINE = re.compile(r"(?im)^([ \t]*password[ \t]+)\S+")
+_NETRC_LINE = re.compile(r"""(?im)^([ \t]*(?:password|account)[ \t]+)("[^"\n]*"|\S+)""")
 # A YAML block-mapping line `key: value`: the value is the rest of the line (commas and all)
 # (and a log line's `, next: 1` that is another key stays)
-_YAML_REST = re.compile(rf"(?im)^([ \t]*-?[ \t]*{_SECRET_KEY}[ \t]*:[ \t]+\[REDACTED:secret\])"
+_YAML_REST = re.compile(rf"(?im)^([ \t]*-?[ \t]*{SECRET_KEY}[ \t]*:[ \t]+\[REDACTED:secret\])"
                         r"(?![,;]\s*[\w.\-]+\s*[:=](?:\s|$))[^\s#][^\n#]*")
 # An INI line `password = correct horse battery staple`: the value is the rest of the line.
-_INI_REST = re.compile(rf"(?im)^([ \t]*{_SECRET_KEY}[ \t]*=[ \t]*\[REDACTED:secret\])"
+_INI_REST = re.compile(rf"(?im)^([ \t]*{SECRET_KEY}[ \t]*[=:][ \t]*\[REDACTED:secret\])"
                        r"[ \t]+[^\s#;][^\n]*")
-# A secret key whose value is a block scalar (`api_key: >`) or a nested list or mapping
-# (`api_keys:` then `- …` lines, `secrets:` then `db: …`)
-_NEST_KEY = re.compile(
-    rf"(?i)^([ \t]*-?[ \t]*[\"']?{_SECRET_KEY}[\"']?[ \t]*:)[ \t]*([|>][-+]?\d*)?[ \t]*(?:#.*)?$")
-_NEST_END = re.compile(r":[ \t]*(?:[|>][-+]?\d*)?[ \t]*(?:#.*)?$")
-_NEST_CANDIDATE = re.compile(r"(?m)^[^\n:]*:[ \t]*(?:[|>][-+]?\d*)?[ \t]*(?:#[^\n]*)?$")
-_NEST_ITEM = re.compile(r"""^([ \t]*(?:-[ \t]+)?(?:(?:"[^"\n]*"|'[^'\n]*'|[^\s:#"'][^:#\n]*?)"""
-                        r"""[ \t]*:[ \t]+|-[ \t]+))(?!\[REDACTED)([^\s#].*)$""")
-# YAML aliases as keys: `name: &n "token"` then `*n : value`
-_ANCHORED_KEY = re.compile(rf"""(?i)&([\w.\-]+)[ \t]+["']?{_SECRET_KEY}["']?[ \t]*$""", re.M)
-_ALIAS_KEY = re.compile(r"(?m)^([ \t]*-?[ \t]*\*([\w.\-]+)[ \t]*:[ \t]*)\S.*$")
-# ~/.pgpass: host:port:database:user:password, `\:` and `\\` escaped in any field
+# ~/.pgpass: host:port:database:user:password, `\:` and `\\` escaped in any field; the
+# password is the rest of the line (libpq keeps spaces and tabs in it).
 _PG_FIELD = r"(?:\\.|[^:\s\\])+"
 _PGPASS_SHAPE = rf"(?:\\.|[^:\s#\\])(?:\\.|[^:\s\\])*:(?:\d+|\*):{_PG_FIELD}:{_PG_FIELD}:"
-_PGPASS = re.compile(rf"(?m)^({_PGPASS_SHAPE}){_PG_FIELD}$")
-_JOIN = "\ue000"  # a private-use character standing for a backslash-newline
-# A benign value that only looks secret: placeholders, booleans, references, paths.
-_BENIGN_VALUE = re.compile(
-    r"(?i)^(?:|true|false|yes|no|none|null|[\d.]+|\*+|<[^>]*>|\[[A-Z_]+\]|"
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
-    r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-/+]*EXAMPLE[A-Za-z0-9_\-/+]*|/[^\s]*)$"
-)
+_PGPASS = re.compile(rf"(?m)^({_PGPASS_SHAPE})[^\n]+")
+# kubectl create secret --from-literal=NAME=VALUE
+_FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']+")
 
 
 # Every pattern above needs one of these literals somewhere in its match (a secret key word
@@ -141,9 +153,10 @@ _BENIGN_VALUE = re.compile(
 # them, most tool output, skips the substitutions: redaction runs on every string that
 # leaves a tool, so it sits on the hot path (docs/benchmarks.md).
 _TRIGGER = re.compile(rf"(?i){TRIGGERS}|pw|pin|hmac|salt|pass|secret|token|key|credential|"
-                      r"pwd|machine|(?:^|[\s\"'=])-[pak]|(?:^|[\s\"'])(?:-e|--env)[ =]|"
-                      r"(?:^|\s)(?:-u|--user|--proxy-user)[ =]|\\[ux]|(?m:^[ \t]*exec\w*=)|"
-                      rf"(?m:^{_PGPASS_SHAPE}{_PG_FIELD}$)")
+                      r"pwd|machine|auth|psk|creds|cookie|"
+                      r"(?:^|[\s\"'=])-[pak]|(?:^|[\s\"'])(?:-e|--env)[ =]|"
+                      r"(?:^|\s)(?:-u|--user|--proxy-user)|\\[ux]|(?m:^[ \t]*exec\w*=)|"
+                      rf"(?m:^{_PGPASS_SHAPE})")
 # The same net in RE2, for ASCII text: Python's engine tries the thirty alternatives at every
 # position (80-240 us for a 400-character line, on every string a tool returns), RE2 one
 # automaton pass (3-7 us). On ASCII text it fires wherever Python's does: its \s is narrower
@@ -189,11 +202,20 @@ def _redact_long(text: str) -> str:
 
 
 def _redact(text: str) -> str:
-    # A file with old Mac line ends (CR alone) is read as lines like any other.
-    cr_only = "\r" in text and "\n" not in text
-    if "\r" in text:
+    # Line ends: CRLF files (and old Mac CR-only ones) are matched as LF and given back as
+    # they came, so every line rule holds for them.
+    ends = "\r\n" if "\r\n" in text and "\n" not in text.replace("\r\n", "") else (
+        "\r" if "\r" in text and "\n" not in text else "")
+    if ends:
+        text = text.replace(ends, "\n")
+    elif "\r" in text:
         text = re.sub(r"\r(?!\n)", "\n", text)
-    for kind, pattern in FORMATS:
+    text = _redact_lines(text)
+    return text.replace("\n", ends) if ends else text
+
+
+def _redact_lines(text: str) -> str:
+    for kind, pattern in formats_for(text):
         text = pattern.sub(format_sub(kind), text)
     text = redact_structured(text)
     if '"""' in text or "'''" in text:
@@ -201,97 +223,161 @@ def _redact(text: str) -> str:
                            + "\n" * m.group(3).count("\n") + m.group(4), text)
     # A value continued on the next line (systemd's trailing backslash) is one value: join
     # the lines for matching, and put the line breaks back so line numbers still hold.
-    text = text.replace("\\\n", _JOIN)
-    for flag in (_CLI_FLAG, _LIST_FLAG, _SHORT_FLAG, _USER_FLAG, _ENV_FLAG):
-        text = flag.sub(_assignment, text)
+    text = text.replace("\\\n", JOIN)
+    text = _CLI_FLAG.sub(_assignment, text)
+    text = _LIST_FLAG.sub(_assignment, text)
+    text = _SHORT_FLAG.sub(_credential(0), text)
+    text = _USER_FLAG.sub(_credential_any, text)
+    text = _ENV_FLAG.sub(_credential(16), text)
+    text = _FROM_LITERAL.sub(r"\1[REDACTED:secret]", text)
     if "Exec" in text:
         text = _EXEC_LINE.sub(lambda m: _OPAQUE.sub("[REDACTED:secret]", m.group(0)), text)
-    text = _NETRC.sub(r"\1[REDACTED:secret]", text)
-    if _NETRC_FILE.search(text):
-        text = _NETRC_LINE.sub(r"\1[REDACTED:secret]", text)
-    text = _NAME_VALUE.sub(_assignment, text)
-    text = _VALUE_NAME.sub(_assignment, text)
+    text = _netrc(text)
     if "\\" in text:
         text = _ESCAPED_KEY.sub(_escaped_assignment, text)
-    text = _ASSIGN.sub(_assignment, text)
-    text = text.replace(_JOIN, "\\\n")
+    text = _assignments(text)
+    text = _directives(text)
+    text = _HEADER.sub(r"\1[REDACTED:secret]", text)
+    text = _COOKIE.sub(r"\1[REDACTED:cookie]", text)
+    text = text.replace(JOIN, "\\\n")
     if "[REDACTED:secret]" in text:  # the rest of a line after a value redacted above
-        text = _INI_REST.sub(r"\1", _YAML_REST.sub(r"\1", text))
+        text = _rest_of_lines(text)
     text = _PGPASS.sub(r"\1[REDACTED:secret]", text)
-    text = _redact_nested(text)
-    if "&" in text and "*" in text:
-        text = _redact_aliases(text)
+    for structure in (redact_flag_lines, redact_env_items, redact_flow, redact_nested,
+                      redact_sections, redact_aliases, redact_env_blocks):
+        text = structure(text)
     if is_k8s_secret(text):
-        text = redact_k8s(text)
-    return text.replace("\n", "\r") if cr_only else text
+        text = _per_document(text)
+    return text
 
 
-def _redact_nested(text: str) -> str:
-    """A secret key's block scalar (`api_key: >`) or nested list or mapping (`api_keys:`
-    then `- v`, `secrets:` then `db: v`): every value below it, at any depth."""
-    if not any(_nest_key(line) for line in _NEST_CANDIDATE.findall(text)):
-        return text
-    lines = text.split("\n")
-    key_indent: int | None = None
-    scalar = False
-    for i, line in enumerate(lines):
-        indent = len(line) - len(line.lstrip())
-        below = indent > key_indent or (not scalar and line.lstrip().startswith("- ")
-                                         and indent == key_indent) if key_indent is not None \
-            else False
-        if key_indent is not None and line.strip() and below:
-            if scalar:
-                lines[i] = line[:indent] + "[REDACTED:secret]"
-            elif not line.lstrip().startswith("#"):
-                lines[i] = _NEST_ITEM.sub(r"\1[REDACTED:secret]", line)
-            continue
-        if line.strip() or key_indent is None:
-            key_indent = None
-        if m := _nest_key(line):
-            key_indent, scalar = indent, m.group(2) is not None
-    return "\n".join(lines)
+def _per_document(text: str) -> str:
+    """Secret data redacted in the documents that are Secrets, not in a ConfigMap beside."""
+    parts = re.split(r"(?m)(^---[^\n]*\n)", text)
+    if len(parts) == 1:
+        return redact_k8s(text)
+    return "".join(redact_k8s(p) if is_k8s_secret(p) else p for p in parts)
 
 
-def _nest_key(line: str) -> re.Match[str] | None:
-    # most lines end in a value: only a line ending in `:` (a comment, a block indicator
-    # after it) is tried against the key rule, which costs per character
-    return _NEST_KEY.match(line) if _NEST_END.search(line) else None
+# lines with something after a redacted value: the only ones the line-rest rules can change
+_REST_LINE = re2.compile(r"(?m)^[^\n]*\[REDACTED:secret\][^\n]+")
 
 
-def _redact_aliases(text: str) -> str:
-    """Keys written as aliases of an anchored secret word: one pass, however many anchors."""
-    names = {m.group(1) for m in _ANCHORED_KEY.finditer(text)}
-    if not names:
-        return text
-    return _ALIAS_KEY.sub(lambda m: m.group(1) + "[REDACTED:secret]"
-                          if m.group(2) in names else m.group(0), text)
+def _rest_of_lines(text: str) -> str:
+    def rest(line: str) -> str:
+        return _INI_REST.sub(r"\1", _YAML_REST.sub(r"\1", line))
+    if not text.isascii():
+        return rest(text)
+    out, pos = [], 0
+    for m in _REST_LINE.finditer(text):
+        out += [text[pos:m.start()], rest(m.group(0))]
+        pos = m.end()
+    return "".join(out) + text[pos:] if out else text
+
+
+# where an assignment can be: a secret word, the rest of its key, then a separator (or a
+# line break, a quote: the value may follow on the next line). _ASSIGN, whose alternatives
+# cost per word start, runs on those lines and the next only.
+_ASSIGN_HINT = re2.compile(
+    r"(?i)(?:^|[^:\w])[\w.\-]*(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|"
+    r"cookie|license)[\w.\-]*[\"'\]]*\s*[:=!?+,\"']")
+
+
+def _assignments(text: str) -> str:
+    if not text.isascii():
+        return _ASSIGN.sub(_assignment, text)
+    out, pos = [], 0
+    for m in _ASSIGN_HINT.finditer(text):
+        if m.start() < pos:
+            continue  # inside the window just redacted
+        start = text.rfind("\n", pos, m.start()) + 1 or pos
+        start = max(start, pos)
+        end = text.find("\n", m.end())
+        end = len(text) if end == -1 else text.find("\n", end + 1)
+        end = len(text) if end == -1 else end
+        out += [text[pos:start], _ASSIGN.sub(_assignment, text[start:end])]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+def _directives(text: str) -> str:
+    if not text.isascii():
+        return _DIRECTIVE.sub(_directive, text)
+    out, pos = [], 0
+    for m in _DIRECTIVE_LINE.finditer(text):
+        out += [text[pos:m.start()], _DIRECTIVE.sub(_directive, m.group(0))]
+        pos = m.end()
+    return "".join(out) + text[pos:] if out else text
+
+
+def _netrc(text: str) -> str:
+    text = _NETRC_ENTRY.sub(lambda m: _NETRC_VALUE.sub(_netrc_value, m.group(0)), text)
+    if _NETRC_FILE.search(text):
+        text = _NETRC_LINE.sub(_netrc_value, text)
+    return text
+
+
+def _netrc_value(m: re.Match[str]) -> str:
+    return m.group(1) + ("[REDACTED:secret]" if not m.group(2).startswith("[REDACTED")
+                         else m.group(2))
 
 
 def _assignment(m: re.Match[str]) -> str:
     val = m.group("val")
-    if _BENIGN_VALUE.match(val.replace(_JOIN, "")):
+    if BENIGN_VALUE.match(val.replace(JOIN, "")):
         return m.group(0)
+    if not _strong(m.group("key").strip("\"'-]")) and not (env_secret(val) or
+                                                           credential_like(val)):
+        return m.group(0)  # a *_key name (dispatch_key: "CUDA"): only a credential-like value
     # Keep the joined line breaks so the text keeps its line count.
     return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
-            + "\\\n" * val.count(_JOIN))
+            + "\\\n" * val.count(JOIN))
+
+
+@lru_cache(maxsize=4096)
+def _strong(name: str) -> bool:
+    """Whether a key names a secret by itself (not only by a *_key ending); names repeat."""
+    return STRONG_NAME.fullmatch(name) is not None
+
+
+def _credential(run: int) -> Any:
+    def sub(m: re.Match[str]) -> str:
+        return _assignment(m) if credential_like(m.group("val").rstrip("\"';,"), run) \
+            else m.group(0)
+    return sub
+
+
+def _credential_any(m: re.Match[str]) -> str:
+    # curl -u user:password: whatever the password looks like, unless a uid:gid (-u 1000:1000)
+    return m.group(0) if m.group("val").isdigit() else _assignment(m)
+
+
+def _directive(m: re.Match[str]) -> str:
+    value = m.group(2).rstrip()
+    if BENIGN_VALUE.match(value.rstrip(";")):
+        return m.group(0)
+    return m.group(1) + "[REDACTED:secret]" + m.group(2)[len(value):]
 
 
 def _unescape(name: str) -> str:
-    return _ESCAPE.sub(lambda e: chr(int(e.group(1) or e.group(2) or e.group(3), 16)
-                                     if int(e.group(1) or e.group(2) or e.group(3), 16)
-                                     < 0x110000 else 0), name)
+    def one(e: re.Match[str]) -> str:
+        code = int(e.group(1) or e.group(2) or e.group(3), 16)
+        return chr(code) if code < 0x110000 else ""
+    return _ESCAPE.sub(one, name)
 
 
 def _escaped_assignment(m: re.Match[str]) -> str:
     name = m.group("name")
-    if "\\" not in name or not _KEY_NAME.fullmatch(_unescape(name)):
+    if "\\" not in name or not KEY_NAME.fullmatch(_unescape(name)):
         return m.group(0)
     return _assignment(m)
 
 
-# A line may carry a diff's +/- (git log -p, git show of a commit).
+# A line may carry a diff's +/- (git log -p, git show of a commit). Blanks are [ \t]: with
+# (?m), \s* would run across blank lines from every line start (quadratic).
 _DOTENV_LINE = re.compile(
-    r"(?m)^([+-]?\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*=\s*[\"']?)([^\s\"'#]+)")
+    r"(?m)^([+-]?[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_.]*[ \t]*=[ \t]*[\"']?)"
+    r"([^\s\"'#]+)")
 
 
 def redact_env_file(text: str) -> str:
@@ -300,7 +386,7 @@ def redact_env_file(text: str) -> str:
     path, URL or placeholder) is replaced."""
 
     def sub(m: re.Match[str]) -> str:
-        return m.group(1) + "[REDACTED:env-file]" if _env_secret(m.group(2)) else m.group(0)
+        return m.group(1) + "[REDACTED:env-file]" if env_secret(m.group(2)) else m.group(0)
 
     return _DOTENV_LINE.sub(sub, redact(text))
 
@@ -318,11 +404,8 @@ def redact_strict(text: str) -> str:
     >>> redact_strict("s.Rt4hOmE9tWo12345678 /usr/lib/x86_64-linux-gnu")
     's.[REDACTED:linked-file] /usr/lib/x86_64-linux-gnu'
     """
-    return _WORD.sub(lambda m: "[REDACTED:linked-file]" if _env_secret(m.group(0))
+    return _WORD.sub(lambda m: "[REDACTED:linked-file]" if env_secret(m.group(0))
                      else m.group(0), redact_env_file(text))
-
-
-_KEY_NAME = re.compile(rf"(?i){_SECRET_KEY}")
 
 
 def redact_entry(key: str, value: Any, env_file: bool = False) -> Any:
@@ -337,20 +420,17 @@ def redact_entry(key: str, value: Any, env_file: bool = False) -> Any:
     """
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return value
-    parts = [_unescape(p).strip("\"' ") for p in re.split(r"[.\[\]/:]", key) if p]
+    parts = [_unescape(p).strip("\"' ") for p in re.split(r"[.\[\]/:]|__", key) if p]
     text = str(value)
-    if any(_KEY_NAME.fullmatch(p) for p in parts) and (
-            isinstance(value, int | float) or (text and not _BENIGN_VALUE.match(text))):
+    hidden = isinstance(value, int | float) or (text and not BENIGN_VALUE.match(text))
+    if hidden and any(STRONG_NAME.fullmatch(p) for p in parts):
         return "[REDACTED:secret]"
-    if env_file and isinstance(value, str) and _env_secret(value):
+    if hidden and isinstance(value, str) and KEY_NAME.fullmatch(parts[-1] if parts else "") \
+            and (env_secret(value) or credential_like(value)):
+        return "[REDACTED:secret]"  # a *_key name: only a credential-like value
+    if env_file and isinstance(value, str) and env_secret(value):
         return "[REDACTED:env-file]"
     return value
-
-
-def _env_secret(val: str) -> bool:
-    return (len(val) >= 16 and re.search(r"[A-Za-z]", val) is not None
-            and re.search(r"\d", val) is not None and "://" not in val
-            and not _BENIGN_VALUE.match(val))
 
 
 def is_env_file(name: str) -> bool:

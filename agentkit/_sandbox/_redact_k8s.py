@@ -10,7 +10,9 @@ import re
 # column.
 PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?[+\- ]?"
 _KIND = re.compile(
-    r"""["']?\bkind["']?[ \t]*:[ \t]*"""
+    # a key at a line's start (after a grep/diff prefix, a list dash) or in a flow mapping:
+    # not `# kind: Secret` in a comment
+    rf"""(?m)(?:^{PREFIX}[ \t]*(?:-[ \t]+)?|[{{,][ \t]*)["']?\bkind["']?[ \t]*:[ \t]*"""
     r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*|!!str[ \t]+|&[\w.\-]+[ \t]+|!<[^>\n]*>[ \t]*)?"
     r"""["']?Secret\b(?![\w.\-])""")
 _ANCHOR = re.compile(r"""&([\w.\-]+)[ \t]+["']?Secret\b(?![\w.\-])""")
@@ -18,11 +20,15 @@ _KIND_ALIAS = re.compile(r"""\bkind["']?[ \t]*:[ \t]*\*([\w.\-]+)""")
 _LINE = re.compile(rf"^({PREFIX})(.*)$", re.S)
 _DATA_LINE = re.compile(
     r"""^(\s+(?:-\s+)?(?:"(?:\\.|[^"\\\n])*"|'[^'\n]*'|[A-Za-z0-9_.\-]+)\s*:\s*)(\S.*)$""")
-_DATA_KEY = re.compile(r"""^([ -]*)["']?(?:data|stringData)["']?:[ \t]*(?:#.*)?$""")
-_BLOCK = re.compile(r"^\s*[\w.\-\"']+:\s*[|>][-+]?\d*\s*$")
+_DATA_KEY = re.compile(
+    r"""^([ \t-]*)["']?(?:data|stringData)["']?:(?:[ \t]+(?:&[\w.\-]+|![^\s]*))*[ \t]*(?:#.*)?$""")
+# a data key whose value is on the lines below: a block scalar (|, >-, |2-, with a tag), or
+# nothing (a plain scalar continued on the next line), a comment after it
+_BLOCK = re.compile(r"""^\s*[\w.\-"' ]+:(?:[ \t]+![^\s]*)?[ \t]*(?:[|>](?:[-+]?\d?|\d[-+]?))?"""
+                    r"""[ \t]*(?:#.*)?$""")
 _FLOW_DATA = re.compile(r"""(["']?\b(?:data|stringData)["']?\s*:\s*\{)([^{}]*)(\})""")
-_FLOW_VALUE = re.compile(
-    r"""((?:"(?:\\.|[^"\\\n])*"|'[^'\n]*'|[^\s:,{}"']+)\s*:\s*)"""
+_FLOW_VALUE = re.compile(  # from a token's start only: a long word is scanned once
+    r"""(?<![^\s,{])((?:"(?:\\.|[^"\\\n])*"|'[^'\n]*'|[^\s:,{}"']+)\s*:\s*)"""
     r"""("(?:\\.|[^"\\\n])*"|'[^'\n]*'|[^,}\s"']+)""")
 
 
@@ -53,7 +59,7 @@ def _redact_block(text: str) -> str:
     for line in text.split("\n"):
         m = _LINE.match(line)
         prefix, body = (m.group(1), m.group(2)) if m else ("", line)
-        indent = len(body) - len(body.lstrip(" -"))
+        indent = len(body) - len(body.lstrip(" \t-"))
         stripped = body.strip()
         if block_indent is not None and stripped and indent > block_indent:
             out.append(prefix + body[:indent] + "[REDACTED:k8s-secret]")

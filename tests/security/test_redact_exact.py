@@ -47,7 +47,10 @@ def test_a_value_continued_on_the_next_line_keeps_its_line_breaks() -> None:
 def test_netrc_password() -> None:
     assert redact("machine h.example login bob password s3cr3tpw") == \
         "machine h.example login bob password [REDACTED:secret]"
-    assert redact("password s3cr3tpw") == "password s3cr3tpw"  # no machine or login: not netrc
+    # no machine or login: not netrc, but a line that is a key and a value (redis.conf's
+    # `requirepass v`) is a directive; inside a sentence it is neither
+    assert redact("password s3cr3tpw") == "password [REDACTED:secret]"
+    assert redact("see password s3cr3tpw here") == "see password s3cr3tpw here"
 
 
 def test_kubernetes_secret_data_only() -> None:
