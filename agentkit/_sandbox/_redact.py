@@ -55,11 +55,12 @@ _ASSIGN = re.compile(
     (?P<sep>[ \t]*(?:
         (?P<eq>[?+:!]?==?>?|:[ \t]*[A-Za-z_][\w.\[\]|]{{0,40}}[ \t]+=(?!=)(?=[ \t]*\S))
         |:(?:[ \t]+(?:![^\s]*|&[\w.\-]+))*(?=\s)|:(?=["'])|\s+:(?=\s)|::(?=\s)
-        |[ \t]+(?=["'])|(?(kq),[ \t]*(?=(?P<cq>["'])[^"'\n]{0,256}(?P=cq)\s*[),])|(?!))
+        |[ \t]+(?=["'])|(?(kq),[ \t]*(?=(?P<cq>["'])[^"'\n]{{0,256}}(?P=cq)\s*[),])|(?!))
     )\s*)
     (?P<q>["'])?
     (?P<val>(?(q)(?:\\.|(?!(?P=q))[^\\\n])*|(?(eq)(?(kq)(?:(?!(?P=kq))[^\n])*|
-        (?![\[{{])[^\s"']*(?:["'](?![,\]}}\s)]|$)[^\s"']*)*)|
+        (?:[\w.]{{1,64}}\([^()\n]{{0,256}}\)  # a call: os.getenv("HF_TOKEN", "…"), SecretStr("…")
+        |(?![\[{{])(?:\\.|[^\s"'\\])*(?:["'](?![,\]}}\s)]|$)(?:\\.|[^\s"'\\])*)*))|
         (?![{{\[|>#]|-\s|[\w.\-]+:(?:\s|$))[^\s"',;}}\]]*(?:[,;](?!\s*["']?[\w.\-]+["']?\s*[:=])(?=[^\s"',;}}\]])[^\s"',;}}\]]*)*)))
     """
 )
@@ -87,6 +88,9 @@ _USER_FLAG = re.compile(
 _ENV_FLAG = re.compile(
     r"(?P<key>(?<![\w\-])(?:-e|--env)(?:[ \t]+|=)[\"']?[A-Za-z_][A-Za-z0-9_]{0,128}=)"
     rf"(?P<sep>)(?P<q>[\"'])?(?P<val>{_TOKEN})")
+# the same as list elements: ['sshpass', '-p', 'V']
+_LIST_SHORT = re.compile(
+    r"""(?P<key>["']-[pPak]["'])(?P<sep>\s*,\s*)(?P<q>["'])(?P<val>[^"'\s]{1,256})""")
 # A systemd Exec line's bare argument that can only be a credential (a positional token,
 # `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
 # of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,
@@ -146,6 +150,17 @@ _PGPASS_SHAPE = rf"(?:\\.|[^:\s#\\])(?:\\.|[^:\s\\])*:(?:\d+|\*):{_PG_FIELD}:{_P
 _PGPASS = re.compile(rf"(?m)^({_PGPASS_SHAPE})[^\n]+")
 # kubectl create secret --from-literal=NAME=VALUE
 _FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']+")
+# Secrets handed to a program positionally or on a pipe, in the programs' documented forms:
+# SQL `IDENTIFIED BY '…'`, `openssl -passin pass:…`, `htpasswd -b FILE USER PASS`,
+# `echo … | chpasswd`, `echo … | docker login --password-stdin`, `ngrok config
+# add-authtoken …`, `wandb login …`, `vault login …`.
+_POSITIONAL = re.compile(
+    r"""(?i)(identified\s+by\s+['"])[^'"\n]+|"""
+    r"""(-pass(?:in|out)?\s+pass:)[^\s"']+|"""
+    r"""(\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+)[^\s"']+|"""
+    r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*\|[^\n]{0,256}?"""
+    r"""(?:chpasswd|--password-stdin|--stdin|login\s+-(?:\s|$)))|"""
+    r"""(\b(?:add-authtoken|authtoken|wandb\s+login|vault\s+login|--with-token)\s+)(?!-)[^\s"']{8,}""")
 
 
 # Every pattern above needs one of these literals somewhere in its match (a secret key word
@@ -156,6 +171,7 @@ _TRIGGER = re.compile(rf"(?i){TRIGGERS}|pw|pin|hmac|salt|pass|secret|token|key|c
                       r"pwd|machine|auth|psk|creds|cookie|"
                       r"(?:^|[\s\"'=])-[pak]|(?:^|[\s\"'])(?:-e|--env)[ =]|"
                       r"(?:^|\s)(?:-u|--user|--proxy-user)|\\[ux]|(?m:^[ \t]*exec\w*=)|"
+                      r"(?m:^[ \t]*(?:-[ \t]+)?env(?:ironment)?[ \t]*:)|identified|login|"
                       rf"(?m:^{_PGPASS_SHAPE})")
 # The same net in RE2, for ASCII text: Python's engine tries the thirty alternatives at every
 # position (80-240 us for a 400-character line, on every string a tool returns), RE2 one
@@ -230,6 +246,9 @@ def _redact_lines(text: str) -> str:
     text = _USER_FLAG.sub(_credential_any, text)
     text = _ENV_FLAG.sub(_credential(16), text)
     text = _FROM_LITERAL.sub(r"\1[REDACTED:secret]", text)
+    text = _POSITIONAL.sub(lambda m: next(g for g in m.groups() if g is not None)
+                           + "[REDACTED:secret]", text)
+    text = _LIST_SHORT.sub(_credential(0), text)
     if "Exec" in text:
         text = _EXEC_LINE.sub(lambda m: _OPAQUE.sub("[REDACTED:secret]", m.group(0)), text)
     text = _netrc(text)
