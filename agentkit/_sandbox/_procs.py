@@ -17,7 +17,8 @@ from typing import Any
 from .._bounded import loads_json
 from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
-from ._redact import _OPAQUE, redact
+from ._redact import redact
+from ._redact_cli import _OPAQUE
 from ._redact_keys import SECRET_KEY, credential_like
 
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")

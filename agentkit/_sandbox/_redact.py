@@ -26,6 +26,7 @@ from ._redact_blocks import (
     redact_nested,
     redact_sections,
 )
+from ._redact_cli import redact_command_lines
 from ._redact_formats import TRIGGERS, format_sub, formats_for, redact_structured
 from ._redact_k8s import is_k8s_secret, redact_k8s
 from ._redact_keys import (
@@ -35,13 +36,11 @@ from ._redact_keys import (
     SECRET_KEY,
     STRONG_KEY,
     STRONG_NAME,
+    assignment,
     credential_like,
     env_secret,
 )
 
-_SECRET_KEY = SECRET_KEY  # the historical name; tests and docs use it
-_BENIGN_VALUE = BENIGN_VALUE
-_JOIN = JOIN
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value", and the code forms
 # (:=, ?=, +=, ==, !=, =>, `key: str = …`, os.environ["KEY"] = …, getenv("KEY", "…"),
 # SQL's PASSWORD '…'); the value is replaced. An unquoted value after `=` runs to
@@ -64,41 +63,6 @@ _ASSIGN = re.compile(
         (?![{{\[|>#]|-\s|[\w.\-]+:(?:\s|$))[^\s"',;}}\]]*(?:[,;](?!\s*["']?[\w.\-]+["']?\s*[:=])(?=[^\s"',;}}\]])[^\s"',;}}\]]*)*)))
     """
 )
-# `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
-_CLI_FLAG = re.compile(
-    rf"(?ix)(?P<key>(?<![\w-])--?{SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
-    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b|-\s)[^\s\ue000]+))"
-)
-# The same flag as a list element: ['--api-key', 'V'] (a Python repr), "--api-key",\n "V"
-# (docker inspect's Cmd, a JSON argv).
-_LIST_FLAG = re.compile(
-    rf"""(?ix)(?P<key>["']--?{SECRET_KEY}["'])(?P<sep>\s*,\s*)(?P<q>["'])"""
-    r"""(?P<val>(?:\\.|[^"'\\\n])*)""")
-# Short password flags whose long form has no secret word (mysql -pV, sshpass/docker login
-# -p V, redis-cli -a V, -P V, -k V), curl's -u user:password, docker's -e NAME=V: the value
-# is withheld only when it can only be a credential (see credential_like): -p 8000:8000,
-# mkdir -p ckpt2024 and -e MODEL=meta-llama/Llama-3.1-8B stay. Tokens are bounded: each
-# start scans at most 256 characters.
-_TOKEN = r"[^\s\"'\ue000]{1,256}"
-_SHORT_FLAG = re.compile(
-    rf"(?P<key>(?<![\w\-])-[pPak])(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?(?P<val>(?!-){_TOKEN})")
-_USER_FLAG = re.compile(
-    r"(?P<key>(?<![\w\-])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?[^\s:\"']{0,128}:)"
-    rf"(?P<sep>)(?P<q>)(?P<val>{_TOKEN})")
-_ENV_FLAG = re.compile(
-    r"(?P<key>(?<![\w\-])(?:-e|--env)(?:[ \t]+|=)[\"']?[A-Za-z_][A-Za-z0-9_]{0,128}=)"
-    rf"(?P<sep>)(?P<q>[\"'])?(?P<val>{_TOKEN})")
-# the same as list elements: ['sshpass', '-p', 'V']
-_LIST_SHORT = re.compile(
-    r"""(?P<key>["']-[pPak]["'])(?P<sep>\s*,\s*)(?P<q>["'])(?P<val>[^"'\s]{1,256})""")
-# A systemd Exec line's bare argument that can only be a credential (a positional token,
-# `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
-# of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,
-# `.`) and class names (DeepseekV3ForCausalLM: one digit) stay.
-_EXEC_LINE = re.compile(r"(?m)^[ \t]*Exec\w*=[^\n]*")
-_OPAQUE = re.compile(
-    r"(?<![\w/.\-=:@+])(?=(?:[A-Za-z]*\d){2})(?=(?:[a-z0-9]*[A-Z]){2})(?=(?:[A-Z0-9]*[a-z]){2})"
-    r"[A-Za-z0-9]{20,}(?![\w/.\-+])")
 # A line that is a secret key and its value, space separated: Dockerfile `ENV HF_TOKEN v`,
 # fish `set -gx HF_TOKEN v`, csh `setenv HF_TOKEN v`, redis.conf `requirepass v`.
 _DIRECTIVE = re.compile(
@@ -148,21 +112,6 @@ _INI_REST = re.compile(rf"(?im)^([ \t]*{SECRET_KEY}[ \t]*[=:][ \t]*\[REDACTED:se
 _PG_FIELD = r"(?:\\.|[^:\s\\])+"
 _PGPASS_SHAPE = rf"(?:\\.|[^:\s#\\])(?:\\.|[^:\s\\])*:(?:\d+|\*):{_PG_FIELD}:{_PG_FIELD}:"
 _PGPASS = re.compile(rf"(?m)^({_PGPASS_SHAPE})[^\n]+")
-# kubectl create secret --from-literal=NAME=VALUE
-_FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']+")
-# Secrets handed to a program positionally or on a pipe, in the programs' documented forms:
-# SQL `IDENTIFIED BY '…'`, `openssl -passin pass:…`, `htpasswd -b FILE USER PASS`,
-# `echo … | chpasswd`, `echo … | docker login --password-stdin`, `ngrok config
-# add-authtoken …`, `wandb login …`, `vault login …`.
-_POSITIONAL = re.compile(
-    r"""(?i)(identified\s+by\s+['"])[^'"\n]+|"""
-    r"""(-pass(?:in|out)?\s+pass:)[^\s"']+|"""
-    r"""(\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+)[^\s"']+|"""
-    r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*\|[^\n]{0,256}?"""
-    r"""(?:chpasswd|--password-stdin|--stdin|login\s+-(?:\s|$)))|"""
-    r"""(\b(?:add-authtoken|authtoken|wandb\s+login|vault\s+login|--with-token)\s+)(?!-)[^\s"']{8,}""")
-
-
 # Every pattern above needs one of these literals somewhere in its match (a secret key word
 # for the assignments and flags, a token prefix for the formats, a flag). Text with none of
 # them, most tool output, skips the substitutions: redaction runs on every string that
@@ -240,17 +189,7 @@ def _redact_lines(text: str) -> str:
     # A value continued on the next line (systemd's trailing backslash) is one value: join
     # the lines for matching, and put the line breaks back so line numbers still hold.
     text = text.replace("\\\n", JOIN)
-    text = _CLI_FLAG.sub(_assignment, text)
-    text = _LIST_FLAG.sub(_assignment, text)
-    text = _SHORT_FLAG.sub(_credential(0), text)
-    text = _USER_FLAG.sub(_credential_any, text)
-    text = _ENV_FLAG.sub(_credential(16), text)
-    text = _FROM_LITERAL.sub(r"\1[REDACTED:secret]", text)
-    text = _POSITIONAL.sub(lambda m: next(g for g in m.groups() if g is not None)
-                           + "[REDACTED:secret]", text)
-    text = _LIST_SHORT.sub(_credential(0), text)
-    if "Exec" in text:
-        text = _EXEC_LINE.sub(lambda m: _OPAQUE.sub("[REDACTED:secret]", m.group(0)), text)
+    text = redact_command_lines(text)
     text = _netrc(text)
     if "\\" in text:
         text = _ESCAPED_KEY.sub(_escaped_assignment, text)
@@ -304,7 +243,7 @@ _ASSIGN_HINT = re2.compile(
 
 def _assignments(text: str) -> str:
     if not text.isascii():
-        return _ASSIGN.sub(_assignment, text)
+        return _ASSIGN.sub(assignment, text)
     out, pos = [], 0
     for m in _ASSIGN_HINT.finditer(text):
         if m.start() < pos:
@@ -314,7 +253,7 @@ def _assignments(text: str) -> str:
         end = text.find("\n", m.end())
         end = len(text) if end == -1 else text.find("\n", end + 1)
         end = len(text) if end == -1 else end
-        out += [text[pos:start], _ASSIGN.sub(_assignment, text[start:end])]
+        out += [text[pos:start], _ASSIGN.sub(assignment, text[start:end])]
         pos = end
     return "".join(out) + text[pos:] if out else text
 
@@ -341,36 +280,6 @@ def _netrc_value(m: re.Match[str]) -> str:
                          else m.group(2))
 
 
-def _assignment(m: re.Match[str]) -> str:
-    val = m.group("val")
-    if BENIGN_VALUE.match(val.replace(JOIN, "")):
-        return m.group(0)
-    if not _strong(m.group("key").strip("\"'-]")) and not (env_secret(val) or
-                                                           credential_like(val)):
-        return m.group(0)  # a *_key name (dispatch_key: "CUDA"): only a credential-like value
-    # Keep the joined line breaks so the text keeps its line count.
-    return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
-            + "\\\n" * val.count(JOIN))
-
-
-@lru_cache(maxsize=4096)
-def _strong(name: str) -> bool:
-    """Whether a key names a secret by itself (not only by a *_key ending); names repeat."""
-    return STRONG_NAME.fullmatch(name) is not None
-
-
-def _credential(run: int) -> Any:
-    def sub(m: re.Match[str]) -> str:
-        return _assignment(m) if credential_like(m.group("val").rstrip("\"';,"), run) \
-            else m.group(0)
-    return sub
-
-
-def _credential_any(m: re.Match[str]) -> str:
-    # curl -u user:password: whatever the password looks like, unless a uid:gid (-u 1000:1000)
-    return m.group(0) if m.group("val").isdigit() else _assignment(m)
-
-
 def _directive(m: re.Match[str]) -> str:
     value = m.group(2).rstrip()
     if BENIGN_VALUE.match(value.rstrip(";")):
@@ -389,7 +298,7 @@ def _escaped_assignment(m: re.Match[str]) -> str:
     name = m.group("name")
     if "\\" not in name or not KEY_NAME.fullmatch(_unescape(name)):
         return m.group(0)
-    return _assignment(m)
+    return assignment(m)
 
 
 # A line may carry a diff's +/- (git log -p, git show of a commit). Blanks are [ \t]: with

@@ -5,6 +5,8 @@ placeholders, and what a credential-looking word is. Shared by the text nets
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache
 
 import re2
 
@@ -78,3 +80,32 @@ def hinted(gate: re2._Regexp, text: str) -> bool:
     """Whether ``gate`` finds its shape (always True for non-ASCII text, where RE2's case
     folding differs from Python's: the full pass then decides)."""
     return not text.isascii() or gate.search(text) is not None
+
+
+def assignment(m: re.Match[str]) -> str:
+    """The replacement for a match with groups key, sep, q and val: the value hidden, the
+    key, separator and opening quote kept, unless the value is a benign placeholder or the
+    key is only a ``*_key`` name and the value does not look like a credential."""
+    val = m.group("val")
+    if BENIGN_VALUE.match(val.replace(JOIN, "")):
+        return m.group(0)
+    if not _strong(m.group("key").strip("\"'-]")) and not (env_secret(val) or
+                                                           credential_like(val)):
+        return m.group(0)  # a *_key name (dispatch_key: "CUDA"): only a credential-like value
+    # Keep the joined line breaks so the text keeps its line count.
+    return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
+            + "\\\n" * val.count(JOIN))
+
+
+@lru_cache(maxsize=4096)
+def _strong(name: str) -> bool:
+    """Whether a key names a secret by itself (not only by a *_key ending); names repeat."""
+    return STRONG_NAME.fullmatch(name) is not None
+
+
+def credential_assignment(run: int) -> Callable[[re.Match[str]], str]:
+    """:func:`assignment` for a value that is hidden only when it looks like a credential."""
+    def sub(m: re.Match[str]) -> str:
+        return assignment(m) if credential_like(m.group("val").rstrip("\"';,"), run) \
+            else m.group(0)
+    return sub

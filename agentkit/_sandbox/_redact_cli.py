@@ -1,0 +1,82 @@
+"""Secrets on command lines: ``--api-key VALUE`` and its list spellings, short password
+flags (``mysql -pV``, ``sshpass -p V``), ``curl -u user:pass``, ``docker -e NAME=V``,
+``--from-literal``, secrets handed positionally or on a pipe to programs that document it,
+and a systemd ``Exec*=`` line's opaque bare token."""
+
+from __future__ import annotations
+
+import re
+
+from ._redact_keys import SECRET_KEY, assignment, credential_assignment
+
+# `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
+_CLI_FLAG = re.compile(
+    rf"(?ix)(?P<key>(?<![\w-])--?{SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
+    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b|-\s)[^\s\ue000]+))"
+)
+# The same flag as a list element: ['--api-key', 'V'] (a Python repr), "--api-key",\n "V"
+# (docker inspect's Cmd, a JSON argv).
+_LIST_FLAG = re.compile(
+    rf"""(?ix)(?P<key>["']--?{SECRET_KEY}["'])(?P<sep>\s*,\s*)(?P<q>["'])"""
+    r"""(?P<val>(?:\\.|[^"'\\\n])*)""")
+# Short password flags whose long form has no secret word (mysql -pV, sshpass/docker login
+# -p V, redis-cli -a V, -P V, -k V), curl's -u user:password, docker's -e NAME=V: the value
+# is withheld only when it can only be a credential (see credential_like): -p 8000:8000,
+# mkdir -p ckpt2024 and -e MODEL=meta-llama/Llama-3.1-8B stay. Tokens are bounded: each
+# start scans at most 256 characters.
+_TOKEN = r"[^\s\"'\ue000]{1,256}"
+_SHORT_FLAG = re.compile(
+    rf"(?P<key>(?<![\w\-])-[pPak])(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?(?P<val>(?!-){_TOKEN})")
+_USER_FLAG = re.compile(
+    r"(?P<key>(?<![\w\-])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?[^\s:\"']{0,128}:)"
+    rf"(?P<sep>)(?P<q>)(?P<val>{_TOKEN})")
+_ENV_FLAG = re.compile(
+    r"(?P<key>(?<![\w\-])(?:-e|--env)(?:[ \t]+|=)[\"']?[A-Za-z_][A-Za-z0-9_]{0,128}=)"
+    rf"(?P<sep>)(?P<q>[\"'])?(?P<val>{_TOKEN})")
+# the same as list elements: ['sshpass', '-p', 'V']
+_LIST_SHORT = re.compile(
+    r"""(?P<key>["']-[pPak]["'])(?P<sep>\s*,\s*)(?P<q>["'])(?P<val>[^"'\s]{1,256})""")
+# A systemd Exec line's bare argument that can only be a credential (a positional token,
+# `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
+# of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,
+# `.`) and class names (DeepseekV3ForCausalLM: one digit) stay.
+_EXEC_LINE = re.compile(r"(?m)^[ \t]*Exec\w*=[^\n]*")
+_OPAQUE = re.compile(
+    r"(?<![\w/.\-=:@+])(?=(?:[A-Za-z]*\d){2})(?=(?:[a-z0-9]*[A-Z]){2})(?=(?:[A-Z0-9]*[a-z]){2})"
+    r"[A-Za-z0-9]{20,}(?![\w/.\-+])")
+# kubectl create secret --from-literal=NAME=VALUE
+_FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']+")
+# Secrets handed to a program positionally or on a pipe, in the programs' documented forms:
+# SQL `IDENTIFIED BY '…'`, `openssl -passin pass:…`, `htpasswd -b FILE USER PASS`,
+# `echo … | chpasswd`, `echo … | docker login --password-stdin`, `ngrok config
+# add-authtoken …`, `wandb login …`, `vault login …`.
+_POSITIONAL = re.compile(
+    r"""(?i)(identified\s+by\s+['"])[^'"\n]+|"""
+    r"""(-pass(?:in|out)?\s+pass:)[^\s"']+|"""
+    r"""(\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+)[^\s"']+|"""
+    r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*\|[^\n]{0,256}?"""
+    r"""(?:chpasswd|--password-stdin|--stdin|login\s+-(?:\s|$)))|"""
+    r"""(\b(?:add-authtoken|authtoken|wandb\s+login|vault\s+login|--with-token)\s+)(?!-)[^\s"']{8,}""")
+
+
+
+
+def redact_command_lines(text: str) -> str:
+    """Every rule above, on text whose continued lines are joined (see ``_redact.py``)."""
+    text = _CLI_FLAG.sub(assignment, text)
+    text = _LIST_FLAG.sub(assignment, text)
+    text = _SHORT_FLAG.sub(credential_assignment(0), text)
+    text = _USER_FLAG.sub(_user_password, text)
+    text = _ENV_FLAG.sub(credential_assignment(16), text)
+    text = _FROM_LITERAL.sub(r"\1[REDACTED:secret]", text)
+    text = _POSITIONAL.sub(lambda m: next(g for g in m.groups() if g is not None)
+                           + "[REDACTED:secret]", text)
+    text = _LIST_SHORT.sub(credential_assignment(0), text)
+    if "Exec" in text:
+        text = _EXEC_LINE.sub(lambda m: _OPAQUE.sub("[REDACTED:secret]", m.group(0)), text)
+    return text
+
+
+def _user_password(m: re.Match[str]) -> str:
+    # curl -u user:password: whatever the password looks like, unless a uid:gid (-u 1000:1000)
+    return m.group(0) if m.group("val").isdigit() else assignment(m)
