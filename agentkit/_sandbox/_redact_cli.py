@@ -39,7 +39,7 @@ _LIST_SHORT = re.compile(
 # A systemd Exec line's bare argument that can only be a credential (a positional token,
 # `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
 # of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,
-# `.`) and class names (DeepseekV3ForCausalLM: one digit) stay.
+# `.`) and class names (Phi3ForCausalLM: one digit) stay.
 _EXEC_LINE = re.compile(r"(?m)^[ \t]*Exec\w*=[^\n]*")
 _OPAQUE = re.compile(
     r"(?<![\w/.\-=:@+])(?=(?:[A-Za-z]*\d){2})(?=(?:[a-z0-9]*[A-Z]){2})(?=(?:[A-Z0-9]*[a-z]){2})"
