@@ -44,6 +44,8 @@ def _read(path: str, limit: int = 1 << 20) -> bytes:
 # Short flags that take a password in common tools (sshpass/docker login -p, redis-cli -a,
 # -P, -k): withheld when the value looks like a credential, not a port or a path.
 _SHORT_FLAG = re.compile(r"-[pPak]")
+# `--api-key $VLLM_API_KEY` as written in a script: a reference, not the key
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?")
 # Flags whose next element is read with the flag by the text net: -u user:password,
 # -e NAME=value, -H "Cookie: …"
 _PAIRED = {"-u", "--user", "-e", "--env", "-H", "--header", "--from-literal"}
@@ -62,7 +64,8 @@ def redact_argv(argv: list[str]) -> list[str]:
             out.append(redact(f"{flag} {a}")[len(flag) + 1:])
             continue
         # a value may start with a dash; the next long option (--no-auth --port) is not one
-        after_flag = (_SECRET_FLAG.fullmatch(flag) is not None and not a.startswith("--")) or (
+        after_flag = (_SECRET_FLAG.fullmatch(flag) is not None and not a.startswith("--")
+                      and not _REFERENCE.fullmatch(a)) or (
             _SHORT_FLAG.fullmatch(flag) is not None and credential_like(a))
         out.append("[withheld]" if after_flag or _OPAQUE.fullmatch(a) else redact(a))
     return out

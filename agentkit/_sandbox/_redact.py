@@ -23,8 +23,10 @@ from ._redact_blocks import (
     redact_env_items,
     redact_flag_lines,
     redact_flow,
+    redact_hcl,
     redact_nested,
     redact_sections,
+    redact_xml,
 )
 from ._redact_cli import redact_command_lines
 from ._redact_formats import TRIGGERS, format_sub, formats_for, redact_structured
@@ -52,13 +54,15 @@ _ASSIGN = re.compile(
     (?<![A-Za-z0-9_.\-])(?<!\[REDACTED:)  # a word's start, not inside a redaction mark
     (?P<key>(?P<kq>["'])?{SECRET_KEY}["']?\]?)
     (?P<sep>[ \t]*(?:
-        (?P<eq>[?+:!]?==?>?|:[ \t]*[A-Za-z_][\w.\[\]|]{{0,40}}[ \t]+=(?!=)(?=[ \t]*\S))
+        (?P<eq>(?:\?\?|\|\||[?+:!])?==?>?
+               |:[ \t]*[A-Za-z_][\w.\[\]|]{{0,40}}[ \t]+=(?!=)(?=[ \t]*\S))
         |:(?:[ \t]+(?:![^\s]*|&[\w.\-]+))*(?=\s)|:(?=["'])|\s+:(?=\s)|::(?=\s)
         |[ \t]+(?=["'])|(?(kq),[ \t]*(?=(?P<cq>["'])[^"'\n]{{0,256}}(?P=cq)\s*[),])|(?!))
     )\s*)
     (?P<q>["'])?
     (?P<val>(?(q)(?:\\.|(?!(?P=q))[^\\\n])*|(?(eq)(?(kq)(?:(?!(?P=kq))[^\n])*|
-        (?:[\w.]{{1,64}}\([^()\n]{{0,256}}\)  # a call: os.getenv("HF_TOKEN", "…"), SecretStr("…")
+        (?:[\w.]{{0,64}}\([^()\n]{{0,256}}\)  # a call or tuple: getenv("X", "…"), SecretStr("…")
+        |[\w.]{{1,64}}\[[^\[\]\n]{{0,256}}\]  # a subscript: os.environ["X"]
         |(?![\[{{])(?:\\.|[^\s"'\\])*(?:["'](?![,\]}}\s)]|$)(?:\\.|[^\s"'\\])*)*))|
         (?![{{\[|>#]|-\s|[\w.\-]+:(?:\s|$))[^\s"',;}}\]]*(?:[,;](?!\s*["']?[\w.\-]+["']?\s*[:=])(?=[^\s"',;}}\]])[^\s"',;}}\]]*)*)))
     """
@@ -79,7 +83,9 @@ _DIRECTIVE_LINE = re2.compile(
 # Apache `RequestHeader set Authorization "Basic v"`), and cookies.
 _HEADER = re.compile(
     r"""(?i)(\b(?:x-api-key|x-auth-token|api-key|private-token|x-vault-token|"""
-    r"""x-amz-security-token|proxy-authorization)["']?[ \t]*[:= ][ \t]*["']?)"""
+    r"""x-goog-api-key|x-amz-security-token|proxy-authorization|x-honeycomb-team|dd-api-key|"""
+    r"""x-dd-api-key|x-sf-token|signalfx-token|lightstep-access-token|x-access-token)"""
+    r"""["']?[ \t]*[:= ][ \t]*["']?)"""
     r"""[A-Za-z0-9._~+/=\-]{8,}""")
 _COOKIE = re.compile(r"""(?im)(\b(?:set-)?cookie["']?[ \t]*[:=][ \t]*["']?)[^\n"';]+=[^\n"']+""")
 # TOML's multi-line strings: password = """…""" and '''…'''
@@ -102,7 +108,7 @@ _NETRC_FILE = re.compile(r"(?im)^[ \t]*(?:machine\s|default(?:[ \t]+(?:login|pas
 _NETRC_LINE = re.compile(r"""(?im)^([ \t]*(?:password|account)[ \t]+)("[^"\n]*"|\S+)""")
 # A YAML block-mapping line `key: value`: the value is the rest of the line (commas and all)
 # (and a log line's `, next: 1` that is another key stays)
-_YAML_REST = re.compile(rf"(?im)^([ \t]*-?[ \t]*{SECRET_KEY}[ \t]*:[ \t]+\[REDACTED:secret\])"
+_YAML_REST = re.compile(rf"(?im)^([ \t]*(?:-[ \t]*)?{SECRET_KEY}[ \t]*:[ \t]+\[REDACTED:secret\])"
                         r"(?![,;]\s*[\w.\-]+\s*[:=](?:\s|$))[^\s#][^\n#]*")
 # An INI line `password = correct horse battery staple`: the value is the rest of the line.
 _INI_REST = re.compile(rf"(?im)^([ \t]*{SECRET_KEY}[ \t]*[=:][ \t]*\[REDACTED:secret\])"
@@ -121,6 +127,7 @@ _TRIGGER = re.compile(rf"(?i){TRIGGERS}|pw|pin|hmac|salt|pass|secret|token|key|c
                       r"(?:^|[\s\"'=])-[pak]|(?:^|[\s\"'])(?:-e|--env)[ =]|"
                       r"(?:^|\s)(?:-u|--user|--proxy-user)|\\[ux]|(?m:^[ \t]*exec\w*=)|"
                       r"(?m:^[ \t]*(?:-[ \t]+)?env(?:ironment)?[ \t]*:)|identified|login|"
+                      r"x-honeycomb|dd-api|signalfx|lightstep|"
                       rf"(?m:^{_PGPASS_SHAPE})")
 # The same net in RE2, for ASCII text: Python's engine tries the thirty alternatives at every
 # position (80-240 us for a 400-character line, on every string a tool returns), RE2 one
@@ -202,7 +209,7 @@ def _redact_lines(text: str) -> str:
         text = _rest_of_lines(text)
     text = _PGPASS.sub(r"\1[REDACTED:secret]", text)
     for structure in (redact_flag_lines, redact_env_items, redact_flow, redact_nested,
-                      redact_sections, redact_aliases, redact_env_blocks):
+                      redact_sections, redact_aliases, redact_env_blocks, redact_xml, redact_hcl):
         text = structure(text)
     if is_k8s_secret(text):
         text = _per_document(text)
@@ -237,7 +244,7 @@ def _rest_of_lines(text: str) -> str:
 # line break, a quote: the value may follow on the next line). _ASSIGN, whose alternatives
 # cost per word start, runs on those lines and the next only.
 _ASSIGN_HINT = re2.compile(
-    r"(?i)(?:^|[^:\w])[\w.\-]*(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|"
+    r"(?i)(?:^|[^:\w]|[^D]:)[\w.\-]*(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|"
     r"cookie|license)[\w.\-]*[\"'\]]*\s*[:=!?+,\"']")
 
 

@@ -17,7 +17,7 @@ _PROPS = r"(?:[ \t]+(?:&[\w.\-/]+|![^\s]*))*"  # a YAML anchor or tag after the 
 _BLOCK = r"[|>](?:[-+]?\d?|\d[-+]?)"  # block scalar header: |, >-, |2, >2+, |-2
 # `secret_key:` (a comment, an anchor or a tag may follow) then lines below
 _NEST_KEY = re.compile(
-    rf"(?i)^([ \t]*-?[ \t]*[\"']?{SECRET_KEY}[\"']?[ \t]*:){_PROPS}[ \t]*({_BLOCK})?"
+    rf"(?i)^([ \t]*(?:-[ \t]*)?[\"']?{SECRET_KEY}[\"']?[ \t]*:){_PROPS}[ \t]*({_BLOCK})?"
     r"[ \t]*(?:#.*)?$")
 _NEST_END = re.compile(rf":{_PROPS}[ \t]*(?:{_BLOCK})?[ \t]*(?:#.*)?$")
 _NEST_CANDIDATE = re.compile(
@@ -75,17 +75,24 @@ def _below(line: str, indent: int, scalar: bool) -> str:
     return line[:indent] + _R  # a plain scalar continued on this line
 
 
+# a line ending in `:` whose key holds a secret word (RE2: one pass, no per-character retry)
+_NEST_HINT = hint(r"[\"']?[ \t]*:")
+
+
 def _nest_key(line: str) -> re.Match[str] | None:
-    # most lines end in a value: only a line ending in `:` (a comment, an anchor, a block
-    # indicator after it) is tried against the key rule, which costs per character
-    return _NEST_KEY.match(line) if _NEST_END.search(line) else None
+    # most lines end in a value, and most keys hold no secret word: only a line ending in
+    # `:` whose key has one (an RE2 pass) is tried against the key rule, which costs per
+    # character
+    if not _NEST_END.search(line) or (line.isascii() and not _NEST_HINT.search(line)):
+        return None
+    return _NEST_KEY.match(line)
 
 
 # `secret_key: [` / `"secrets": {` / `api_keys = [`: the collection's scalars go
 _FLOW_KEY = re.compile(
     rf"""(?i)(?<![A-Za-z0-9_.\-])["']?{SECRET_KEY}["']?\s*[:=]{_PROPS}\s*([\[{{])(?!REDACTED)""")
 # a scalar (greedy: no per-character retry) and, when a colon follows, the mark of a key
-_FLOW_GATE = hint(r"\s*[:=]\s*[&!]?[^\n]{0,80}[\[{]")
+_FLOW_GATE = hint(r"\s*[:=]\s*[&!]?[^\n]{0,80}(?:\[[^R]|\{)")  # not a [REDACTED mark
 _FLOW_TOKEN = re.compile(
     r"""("(?:\\.|[^"\\\n])*"|'[^'\n]*'|[^\s,:\[\]{}"'#][^,:\[\]{}"'\n]*)([ \t]*:)?""")
 _MAX_FLOW = 64 << 10
@@ -137,6 +144,11 @@ _SECTION = re.compile(r"^[ \t]*\[+[ \t]*([^\]\n]+?)[ \t]*\]+[ \t]*(?:[#;].*)?$")
 _SECTION_VALUE = re.compile(r"""^([ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s=:#;"'][^=:\n]*?)[ \t]*"""
                             r"""[=:][ \t]*)(?!\[REDACTED)([^\s#;].*)$""")
 _SECTION_NAME = re.compile(rf"(?i){SECRET_KEY}")
+_SETTINGS = re.compile(r"(?i)auth|cookie|pin|pw|salt")
+
+
+def _section_value(m: re.Match[str]) -> str:
+    return m.group(0) if BENIGN_VALUE.match(m.group(2).strip("\"' ")) else m.group(1) + _R
 
 
 def redact_sections(text: str) -> str:
@@ -148,9 +160,11 @@ def redact_sections(text: str) -> str:
     for i, line in enumerate(lines):
         if m := _SECTION.match(line):
             parts = re.split(r"[.\s]+", m.group(1).strip("\"' "))
-            inside = any(_SECTION_NAME.fullmatch(p.strip("\"'")) for p in parts)
+            # [auth], [cookie]: settings groups (enabled = false), not stores of secrets
+            inside = any(_SECTION_NAME.fullmatch(p.strip("\"'")) and not _SETTINGS.fullmatch(p)
+                         for p in parts)
         elif inside:
-            lines[i] = _SECTION_VALUE.sub(r"\1" + _R, line)
+            lines[i] = _SECTION_VALUE.sub(_section_value, line)
     return "\n".join(lines)
 
 
@@ -233,7 +247,7 @@ def _object(m: re.Match[str]) -> str:
 
 # YAML aliases as keys: `name: &n "token"` then `*n : value`
 _ANCHORED_KEY = re.compile(rf"""(?im)&([\w.\-/]+)[ \t]+["']?{SECRET_KEY}["']?[ \t]*(?:#.*)?$""")
-_ALIAS_KEY = re.compile(r"(?m)^([ \t]*-?[ \t]*\*([\w.\-/]+)[ \t]*:[ \t]*)\S.*$")
+_ALIAS_KEY = re.compile(r"(?m)^([ \t]*(?:-[ \t]*)?\*([\w.\-/]+)[ \t]*:[ \t]*)\S.*$")
 
 
 def redact_aliases(text: str) -> str:
@@ -284,3 +298,28 @@ def redact_env_blocks(text: str) -> str:
         if m := _ENV_BLOCK.match(line):
             block = len(m.group(1))
     return "\n".join(lines)
+
+
+# XML: <password>v</password>, and Hadoop's <name>fs.s3a.secret.key</name><value>v</value>
+_XML_ELEMENT = re.compile(rf"""(?i)(<({SECRET_KEY})(?:\s[^<>]{{0,200}})?>)[^<]{{1,4096}}(</\2>)""")
+_XML_PROPERTY = re.compile(
+    rf"""(?i)(<name>\s*{SECRET_KEY}\s*</name>\s*<value>)[^<]{{1,4096}}(</value>)""")
+
+
+def redact_xml(text: str) -> str:
+    if "</" not in text:
+        return text
+    text = _XML_ELEMENT.sub(lambda m: m.group(1) + _R + m.group(3), text)
+    return _XML_PROPERTY.sub(lambda m: m.group(1) + _R + m.group(2), text)
+
+
+# Terraform/HCL: variable "db_password" { default = "v" }
+_HCL_VARIABLE = re.compile(
+    rf"""(?is)(\bvariable\s+"[\w.\-]*{SECRET_KEY}"\s*\{{[^{{}}]{{0,2048}}?\bdefault\s*=\s*")"""
+    r"""[^"\n]*(")""")
+
+
+def redact_hcl(text: str) -> str:
+    if "variable" not in text:
+        return text
+    return _HCL_VARIABLE.sub(lambda m: m.group(1) + _R + m.group(2), text)

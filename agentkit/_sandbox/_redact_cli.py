@@ -12,7 +12,7 @@ from ._redact_keys import SECRET_KEY, assignment, credential_assignment
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
 _CLI_FLAG = re.compile(
     rf"(?ix)(?P<key>(?<![\w-])--?{SECRET_KEY})(?P<sep>(?:[ \t\n]|\\\n|\ue000)+)(?P<q>[\"'])?"
-    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b|-\s)[^\s\ue000]+))"
+    r"(?P<val>(?(q)[^\"'\n]*|(?!--|-[A-Za-z]\b|-\s|<)[^\s\ue000]+))"  # not a <<< redirection
 )
 # The same flag as a list element: ['--api-key', 'V'] (a Python repr), "--api-key",\n "V"
 # (docker inspect's Cmd, a JSON argv).
@@ -53,10 +53,15 @@ _FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']
 _POSITIONAL = re.compile(
     r"""(?i)(identified\s+by\s+['"])[^'"\n]+|"""
     r"""(-pass(?:in|out)?\s+pass:)[^\s"']+|"""
-    r"""(\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+)[^\s"']+|"""
-    r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*\|[^\n]{0,256}?"""
-    r"""(?:chpasswd|--password-stdin|--stdin|login\s+-(?:\s|$)))|"""
-    r"""(\b(?:add-authtoken|authtoken|wandb\s+login|vault\s+login|--with-token)\s+)(?!-)[^\s"']{8,}""")
+    r"""(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+){1,4}\S+\s+\S+\s+)[^\s"']+|"""
+    r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*(?:\|[^\n]{0,256}?"""
+    r"""(?:chpasswd|--password-stdin|--stdin|login\s+-(?:\s|$))|"""
+    # echo … > ~/.cache/huggingface/token, > .vault-token, >> ~/.netrc
+    r""">>?\s*\S{0,200}?(?:token|secret|key|pass|cred|netrc)))|"""
+    r"""((?:\b(?:add-authtoken|authtoken|wandb\s+login|vault\s+login)|--with-token)\s+(?:<<<\s*)?)"""
+    r"""(?!-)[^\s"']{8,}|"""
+    # aws configure set aws_secret_access_key V, ngc config set apikey V
+    r"""(\b(?:configure|config)\s+set\s+[\w.\-]*(?:secret|token|key|pass)[\w.\-]*\s+)[^\s"']+""")
 
 
 

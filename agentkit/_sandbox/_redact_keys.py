@@ -19,7 +19,7 @@ _WORDS = (
     r"(?<!existing)secrets?|token|(?:api|auth|access|refresh|bearer|hf|secret)[_\-]?tokens|"
     r"api[_\-]?keys?|apikeys?|credentials?|masterauth|"
     r"(?:access|private|auth|session|secret|encryption|decryption|signing|master|shared|jwt|"
-    r"cookie|license|hmac|fernet|crypt|encrypt)[_\-]?keys?|client[_\-]?secret|"
+    r"cookie|license|hmac|fernet|crypt|encrypt)[_\-.]?keys?|client[_\-]?secret|"
     # short words only as a whole word or after a separator: --pw, ADMIN_PIN, hmac; not spin
     r"(?:(?<![A-Za-z0-9])|(?<=[_\-.]))(?:pw|pin|hmac|salt|auth|psk|creds|cookie)"
 )
@@ -34,8 +34,13 @@ KEY_NAME = re.compile(rf"(?i){SECRET_KEY}")
 # A benign value that only looks secret: placeholders, booleans, numbers and ranges,
 # references, paths.
 BENIGN_VALUE = re.compile(
-    r"(?i)^(?:|true|false|yes|no|none|null|[\d.]+|\d+(?:[-,:]\d+)+|\*+|<[^>]*>|\[[A-Z_]+\]|"
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
+    r"(?i)^(?:|true|false|yes|no|none|null|~|empty|[\d.]+|\d+(?:[-,:]\d+)+|\*+|<[^>]*>|"
+    r"\[[A-Z_]+\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
+    # references, not values: ${{ secrets.X }}, {{ vault_x }}, $(cat file), os.environ["X"],
+    # os.getenv("X"), process.env.X, relative and home paths
+    r"\$\{\{.*|\{\{.*|\$\(.*|[\w.]*environ\[[\"'][\w.\-]*[\"']\]|"
+    r"[\w.]*(?:getenv|environ\.get|\.get|env)\(\s*[\"'][\w.\-]*[\"']\s*\)|process\.env\.\w+!?|"
+    r"\.{1,2}/\S*|~/\S*|"
     r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-/+]*EXAMPLE[A-Za-z0-9_\-/+]*|/[^\s]*)$"
 )
 JOIN = "\ue000"  # a private-use character standing for a backslash-newline
@@ -87,7 +92,8 @@ def assignment(m: re.Match[str]) -> str:
     key, separator and opening quote kept, unless the value is a benign placeholder or the
     key is only a ``*_key`` name and the value does not look like a credential."""
     val = m.group("val")
-    if BENIGN_VALUE.match(val.replace(JOIN, "")):
+    bare = val.replace(JOIN, "")
+    if BENIGN_VALUE.match(bare) or BENIGN_VALUE.match(bare.rstrip(",;)")):  # api_key=None,
         return m.group(0)
     if not _strong(m.group("key").strip("\"'-]")) and not (env_secret(val) or
                                                            credential_like(val)):

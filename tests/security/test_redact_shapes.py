@@ -72,6 +72,20 @@ LEAKS = {
     "k8s secret, aliased kind": "k: &k Secret\nkind: *k\ndata:\n  pw: @\n",
     "k8s secret, folded kind": "kind: >-\n  Secret\ndata:\n  pw: @\n",
     "k8s secret, CR line ends": "apiVersion: v1\rkind: Secret\rdata:\r  url: @\r",
+    # a fourth helper's held-out attempts (npm, Maven, Hadoop, the AWS CLI, Terraform, gh,
+    # htpasswd(1), PowerShell, ECMAScript ??=, OpenTelemetry's OTLP headers variable)
+    ".npmrc auth token": "//registry.npmjs.org/:_authToken=@\n",
+    "maven settings.xml": "<server><id>x</id><password>@</password></server>\n",
+    "hadoop xml property": "<property><name>fs.s3a.secret.key</name><value>@</value></property>",
+    "aws configure set": "aws configure set aws_secret_access_key @\n",
+    "terraform variable default": 'variable "db_password" {\n  default = "@"\n}\n',
+    "gh token on a here-string": "gh auth login --with-token <<< @\n",
+    "htpasswd flags apart": "htpasswd -b -c /etc/nginx/.htpasswd admin @\n",
+    "powershell env": '$env:OPENAI_API_KEY="@"\n',
+    "js nullish assignment": 'process.env.HF_TOKEN ??= "@";\n',
+    "echo into a token file": 'echo "@" > ~/.cache/huggingface/token\n',
+    "otlp headers": "OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=@\n",
+    "basic-auth tuple": 'requests.post(url, auth=("svc", "@"))\n',
 }
 
 
@@ -102,6 +116,15 @@ BENIGN = [
     "image: vllm/vllm-openai@sha256:" + "ab12" * 16, "tokenizer: deepseek-ai/DeepSeek-V3",
     "grep -a -o pattern file", "vllm serve m --max-num-batched-tokens 8192 -tp 8",
     "price is $5$ per hour",
+    # references and placeholders, not values
+    "args: Namespace(host='0.0.0.0', port=8000, api_key=None, model='m', max_model_len=8192)",
+    "    env:\n      HF_TOKEN: ${{ secrets.HF_TOKEN }}\n", 'vllm_api_key: "{{ vault_vllm_key }}"',
+    "RUN HF_TOKEN=$(cat /run/secrets/hf_token) python dl.py",
+    'client = OpenAI(base_url="http://localhost:8000/v1", api_key="EMPTY")',
+    'client = OpenAI(api_key=os.environ["OPENAI_API_KEY"])',
+    'tok = AutoTokenizer.from_pretrained("m", token=os.getenv("HF_TOKEN"))',
+    "[auth]\nenabled = false\n", "password: ~",
+    "kubectl create secret generic hf --from-file=token=./hf_token.txt",
 ]
 
 
