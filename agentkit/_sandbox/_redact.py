@@ -12,6 +12,7 @@ Redaction is the last net: the sandbox's first is not mounting credential files 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -38,6 +39,7 @@ from ._redact_keys import (
     SECRET_KEY,
     STRONG_KEY,
     STRONG_NAME,
+    WORD_HINT,
     assignment,
     credential_like,
     env_secret,
@@ -78,7 +80,7 @@ _DIRECTIVE = re.compile(
 # the lines that can be one, found in one RE2 pass; the Python pattern runs on those only
 _DIRECTIVE_LINE = re2.compile(
     r"(?im)^[ \t]*(?:(?:env|set|setenv)[ \t]+(?:-[a-z]+[ \t]+)*)?[\w.\-]*"
-    r"(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|cookie)[\w.\-]*[ \t]+[^\n]*")
+    rf"{WORD_HINT}[\w.\-]*[ \t]+[^\n]*")
 # HTTP headers that carry credentials, in configs too (nginx `proxy_set_header X-Api-Key v;`,
 # Apache `RequestHeader set Authorization "Basic v"`), and cookies.
 _HEADER = re.compile(
@@ -229,50 +231,50 @@ _REST_LINE = re2.compile(r"(?m)^[^\n]*\[REDACTED:secret\][^\n]+")
 
 
 def _rest_of_lines(text: str) -> str:
-    def rest(line: str) -> str:
-        return _INI_REST.sub(r"\1", _YAML_REST.sub(r"\1", line))
-    if not text.isascii():
-        return rest(text)
-    out, pos = [], 0
-    for m in _REST_LINE.finditer(text):
-        out += [text[pos:m.start()], rest(m.group(0))]
-        pos = m.end()
-    return "".join(out) + text[pos:] if out else text
+    return _on_lines(_REST_LINE, text,
+                     lambda part: _INI_REST.sub(r"\1", _YAML_REST.sub(r"\1", part)))
 
 
 # where an assignment can be: a secret word, the rest of its key, then a separator (or a
-# line break, a quote: the value may follow on the next line). _ASSIGN, whose alternatives
-# cost per word start, runs on those lines and the next only.
-_ASSIGN_HINT = re2.compile(
-    r"(?i)(?:^|[^:\w]|[^D]:)[\w.\-]*(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|"
-    r"cookie|license)[\w.\-]*[\"'\]]*\s*[:=!?+,\"']")
+# quote: the value may follow on the next line). _ASSIGN, whose alternatives cost per word
+# start, runs on those lines and the next only.
+_ASSIGN_HINT = re2.compile(rf"(?i)(?:^|[^:\w]|[^D]:)[\w.\-]*{WORD_HINT}[\w.\-]*[\"'\]]*\s*"
+                           r"[:=!?+,\"']")
 
 
 def _assignments(text: str) -> str:
+    return _on_lines(_ASSIGN_HINT, text, lambda part: _ASSIGN.sub(assignment, part),
+                     next_line=True)
+
+
+def _directives(text: str) -> str:
+    return _on_lines(_DIRECTIVE_LINE, text, lambda part: _DIRECTIVE.sub(_directive, part))
+
+
+def _on_lines(gate: re2._Regexp, text: str, fn: Callable[[str], str],
+              next_line: bool = False) -> str:
+    """``fn`` on the lines where ``gate`` (RE2, one automaton pass) matches, and with
+    ``next_line`` on the line after each too; the rest of ``text`` as it is. The Python
+    patterns behind it cost per word or line start, so a large text pays them on a few lines.
+    Non-ASCII text gets ``fn`` whole: RE2's case folding differs from Python's."""
     if not text.isascii():
-        return _ASSIGN.sub(assignment, text)
+        return fn(text)
     out, pos = [], 0
-    for m in _ASSIGN_HINT.finditer(text):
+    for m in gate.finditer(text):
         if m.start() < pos:
-            continue  # inside the window just redacted
-        start = text.rfind("\n", pos, m.start()) + 1 or pos
-        start = max(start, pos)
-        end = text.find("\n", m.end())
-        end = len(text) if end == -1 else text.find("\n", end + 1)
-        end = len(text) if end == -1 else end
-        out += [text[pos:start], _ASSIGN.sub(assignment, text[start:end])]
+            continue  # inside the part just done
+        start = max(text.rfind("\n", pos, m.start()) + 1, pos)
+        end = _line_end(text, m.end())
+        if next_line and end < len(text):
+            end = _line_end(text, end + 1)
+        out += [text[pos:start], fn(text[start:end])]
         pos = end
     return "".join(out) + text[pos:] if out else text
 
 
-def _directives(text: str) -> str:
-    if not text.isascii():
-        return _DIRECTIVE.sub(_directive, text)
-    out, pos = [], 0
-    for m in _DIRECTIVE_LINE.finditer(text):
-        out += [text[pos:m.start()], _DIRECTIVE.sub(_directive, m.group(0))]
-        pos = m.end()
-    return "".join(out) + text[pos:] if out else text
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end == -1 else end
 
 
 def _netrc(text: str) -> str:

@@ -83,7 +83,7 @@ def _nest_key(line: str) -> re.Match[str] | None:
     # most lines end in a value, and most keys hold no secret word: only a line ending in
     # `:` whose key has one (an RE2 pass) is tried against the key rule, which costs per
     # character
-    if not _NEST_END.search(line) or (line.isascii() and not _NEST_HINT.search(line)):
+    if not _NEST_END.search(line) or not hinted(_NEST_HINT, line):
         return None
     return _NEST_KEY.match(line)
 

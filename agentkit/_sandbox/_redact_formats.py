@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_KEY_BLOCK = r"(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
+# A private key block's framing: PEM (PGP's `PRIVATE KEY BLOCK` too) and RFC 4716's SSH2
+# (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`); the copies' tail windows use them too.
+KEY_BEGIN = r"(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
+KEY_END = r"(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
 
 FORMATS: list[tuple[str, re.Pattern[str]]] = [
-    # PEM, and RFC 4716's SSH2 framing (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`)
-    ("private-key", re.compile(
-        _KEY_BLOCK + r".*?(?:(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?"
-        r"(?:-----| ----)|\Z)", re.S)),
+    ("private-key", re.compile(rf"{KEY_BEGIN}.*?(?:{KEY_END}|\Z)", re.S)),
     ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
     ("hf-token", re.compile(r"\bhf_[A-Za-z0-9]{20,}")),

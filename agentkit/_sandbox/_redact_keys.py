@@ -73,12 +73,12 @@ def env_secret(val: str) -> bool:
 
 # A cheap first look, in RE2 (one automaton pass) for the passes whose Python pattern tries
 # the key rule at every line or word start: a secret word followed by the shape they need.
-_WORD_HINT = r"(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|cookie)"
+WORD_HINT = r"(?:pass|pwd|secret|token|key|cred|auth|pw|pin|salt|hmac|psk|cookie)"
 
 
 def hint(shape: str) -> re2._Regexp:
     """An RE2 pattern: a secret word, the rest of its key, then ``shape``."""
-    return re2.compile(rf"(?i){_WORD_HINT}[\w.\-]*[\"'\]]*{shape}")
+    return re2.compile(rf"(?i){WORD_HINT}[\w.\-]*[\"'\]]*{shape}")
 
 
 def hinted(gate: re2._Regexp, text: str) -> bool:
