@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .._tool import ToolError
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
+from ._redact_formats import KEY_BEGIN, KEY_END
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
 # Redaction runs at 1-3 MB/s (a crafted file at the slow end): a whole copy stops at 8 MiB.
@@ -31,9 +32,7 @@ WINDOW = 1 << 20
 # All the copies of one command together: what one whole copy may cost. `grep -r` over a
 # tree, or one file named 32 ways (`f`, `./f`, `././f` …), is redacted at most this much.
 COMMAND_BUDGET = WHOLE_LIMIT
-# PEM (PGP's `PRIVATE KEY BLOCK` too) and RFC 4716 framing
-_KEY_END = re.compile(r"(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)")
-_KEY_BEGIN = re.compile(r"(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)")
+_KEY_END, _KEY_BEGIN = re.compile(KEY_END), re.compile(KEY_BEGIN)
 # A Kubernetes manifest, and in a window of one, the first line at the top level and the
 # values of the indented lines before it (`  key: value`, `    block line`, `  - item`).
 _MANIFEST = re.compile(r"(?m)^[\"']?(?:apiVersion|kind)[\"']?[ \t]*:")
@@ -139,14 +138,6 @@ def _check_budget(total: int) -> None:
             "command. Name fewer or smaller files, or a narrower directory")
 
 
-def _size(root: Root, host_path: str) -> int:
-    try:
-        with opened(root, host_path) as f:
-            return f.st.st_size
-    except PathRefused:
-        return 0  # refused again, with its reason, when it is copied
-
-
 def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
                 root: Root) -> dict[str, str]:
     """For each operand (argv text → file) the path the program reads instead: a redacted
@@ -156,24 +147,25 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
     while a writer on the host swaps the path. Always a copy, even when redaction changed
     nothing: the program reads the bytes that were redacted."""
     part = window_of(argv)
-    given: dict[str, str] = {}
     each = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
-    # the budget is checked on all sizes before any copy is redacted (and again while
-    # copying, for a file that grew meanwhile)
-    _check_budget(sum(min(_size(root, c.host_path), each) for c in operands.values()))
+    # every file is read, the budget checked on its size as it is opened, before any copy
+    # is redacted: a command over the budget costs reads, not redaction
+    parts: list[tuple[str, str, bytes, int, bytes, int]] = []
     spent = 0
-    for n, (text, copy) in enumerate(sorted(operands.items())):
+    for text, copy in sorted(operands.items()):
         try:
             with opened(root, copy.host_path) as f:
                 spent += min(f.st.st_size, each)
                 _check_budget(spent)
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
-                size, links = f.st.st_size, f.st.st_nlink
                 head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""
+                parts.append((text, copy.host_path, data, f.st.st_size, head, f.st.st_nlink))
         except PathRefused as exc:
             raise ToolError(f"refused: {exc}") from None
-        clean = redacted_text(data, part, size, copy.host_path, head, links > 1)
-        path = os.path.join(scratch, f"{n}-{os.path.basename(copy.host_path)[:100]}")
+    given: dict[str, str] = {}
+    for n, (text, host_path, data, size, head, links) in enumerate(parts):
+        clean = redacted_text(data, part, size, host_path, head, links > 1)
+        path = os.path.join(scratch, f"{n}-{os.path.basename(host_path)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(clean)
