@@ -22,12 +22,7 @@ def add_fleet(p: argparse.ArgumentParser) -> None:
                    "HOST:PORT); needs agentkit[ray]")
     g.add_argument("--fleet", metavar="DIR", help="a directory of per-host snapshots "
                    "(DIR/<host>/), investigated here")
-    g.add_argument("--ssh-config", metavar="FILE", help="SSH config to read (default "
-                   "~/.ssh/config)")
-    g.add_argument("--known-hosts", metavar="FILE", help="known_hosts to verify host keys "
-                   "against (default ~/.ssh/known_hosts); unknown keys are refused")
-    g.add_argument("--remote-command", metavar="CMD", help="how a host starts agentkit's "
-                   "worker (default: python3 -m agentkit._fleet.worker)")
+    add_ssh(g)
     g.add_argument("--remote-root", metavar="DIR", default="/",
                    help="the directory that stands for / on each host ({host} is replaced)")
     g.add_argument("--fleet-concurrency", type=int, metavar="N",
@@ -36,6 +31,16 @@ def add_fleet(p: argparse.ArgumentParser) -> None:
                    help="give up on a host after S seconds (timed out); default 300")
     g.add_argument("--connect-timeout", type=float, metavar="S", default=10.0,
                    help="SSH: give up connecting after S seconds; default 10")
+
+
+def add_ssh(g: Any) -> None:
+    """How SSH hosts are reached: ``ask --hosts`` and the MCP server's ``--fleet-hosts``."""
+    g.add_argument("--ssh-config", metavar="FILE", help="SSH config to read (default "
+                   "~/.ssh/config)")
+    g.add_argument("--known-hosts", metavar="FILE", help="known_hosts to verify host keys "
+                   "against (default ~/.ssh/known_hosts); unknown keys are refused")
+    g.add_argument("--remote-command", metavar="CMD", help="how a host starts agentkit's "
+                   "worker (default: python3 -m agentkit._fleet.worker)")
 
 
 def chosen(args: argparse.Namespace) -> str | None:

@@ -9,6 +9,8 @@ from ._common import add_root
 
 
 def register(sub: Any) -> None:
+    from ._fleet_cmd import add_ssh
+
     p = sub.add_parser("mcp", help="run an MCP server (stdio; --http PORT for streamable HTTP)")
     add_root(p)
     p.add_argument("--allow-root", action="append", default=None, metavar="DIR",
@@ -23,11 +25,7 @@ def register(sub: Any) -> None:
     g.add_argument("--fleet-hosts", action="append", default=[], metavar="RANGE",
                    help="SSH hosts clients may ask about: gpu[01-64], a list, @FILE or "
                    "ssh-config (repeatable); host keys must be in known_hosts")
-    g.add_argument("--ssh-config", metavar="FILE", help="SSH config (default ~/.ssh/config)")
-    g.add_argument("--known-hosts", metavar="FILE", help="known_hosts to verify host keys "
-                   "against (default ~/.ssh/known_hosts)")
-    g.add_argument("--remote-command", metavar="CMD", help="how a host starts agentkit's "
-                   "worker (default: python3 -m agentkit._fleet.worker)")
+    add_ssh(g)
     p.set_defaults(func=run)
 
 
