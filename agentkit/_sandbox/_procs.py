@@ -19,7 +19,7 @@ from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
 from ._redact import redact
 from ._redact_cli import _OPAQUE
-from ._redact_keys import SECRET_KEY, credential_like
+from ._redact_keys import SECRET_KEY, SHORT_PASSWORD_FLAG, credential_like
 
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"
@@ -43,7 +43,7 @@ def _read(path: str, limit: int = 1 << 20) -> bytes:
 
 # Short flags that take a password in common tools (sshpass/docker login -p, redis-cli -a,
 # -P, -k): withheld when the value looks like a credential, not a port or a path.
-_SHORT_FLAG = re.compile(r"-[pPak]")
+_SHORT_FLAG = re.compile(SHORT_PASSWORD_FLAG)
 # `--api-key $VLLM_API_KEY` as written in a script: a reference, not the key
 _REFERENCE = re.compile(r"\$\{?[A-Za-z_]\w*\}?")
 # Flags whose next element is read with the flag by the text net: -u user:password,

@@ -41,7 +41,7 @@ from ._redact_keys import (
     STRONG_NAME,
     WORD_HINT,
     assignment,
-    credential_like,
+    credential_value,
     env_secret,
 )
 
@@ -363,7 +363,7 @@ def redact_entry(key: str, value: Any, env_file: bool = False) -> Any:
     if hidden and any(STRONG_NAME.fullmatch(p) for p in parts):
         return "[REDACTED:secret]"
     if hidden and isinstance(value, str) and KEY_NAME.fullmatch(parts[-1] if parts else "") \
-            and (env_secret(value) or credential_like(value)):
+            and credential_value(value):
         return "[REDACTED:secret]"  # a *_key name: only a credential-like value
     if env_file and isinstance(value, str) and env_secret(value):
         return "[REDACTED:env-file]"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from ._redact_keys import BENIGN_VALUE, env_secret, hint, hinted
+from ._redact_keys import BENIGN_VALUE, BLOCK_HEADER, env_secret, hint, hinted, quoted
 from ._redact_keys import STRONG_KEY as SECRET_KEY  # structures: only the sure names
 
 _R = "[REDACTED:secret]"
 _PROPS = r"(?:[ \t]+(?:&[\w.\-/]+|![^\s]*))*"  # a YAML anchor or tag after the colon
-_BLOCK = r"[|>](?:[-+]?\d?|\d[-+]?)"  # block scalar header: |, >-, |2, >2+, |-2
+_BLOCK = BLOCK_HEADER
 # `secret_key:` (a comment, an anchor or a tag may follow) then lines below
 _NEST_KEY = re.compile(
     rf"(?i)^([ \t]*(?:-[ \t]*)?[\"']?{SECRET_KEY}[\"']?[ \t]*:){_PROPS}[ \t]*({_BLOCK})?"
@@ -116,8 +116,7 @@ def _flow_scalar(m: re.Match[str]) -> str:
     token = m.group(1).rstrip()
     if m.group(2) or BENIGN_VALUE.match(token.strip("\"'")):
         return m.group(0)  # a key, or nothing to hide (null, <mask>, a path, a number)
-    quote = token[0] if token[0] in "\"'" else ""
-    return f"{quote}{_R}{quote}" + m.group(1)[len(token):]
+    return quoted(token) + m.group(1)[len(token):]
 
 
 def _closing(text: str, start: int) -> int:
@@ -225,8 +224,7 @@ def _close(lines: list[str], item: _Item) -> None:
             continue
         rest = v.group(2)
         if not re.match(_BLOCK + r"[ \t]*(?:#.*)?$", rest):
-            quote = rest[0] if rest[0] in "\"'" else ""
-            lines[j] = f"{v.group(1)}{quote}{_R}{quote}"
+            lines[j] = v.group(1) + quoted(rest)
             continue
         ind = len(lines[j]) - len(lines[j].lstrip())
         for k in range(j + 1, len(lines)):  # the block scalar's lines
@@ -241,8 +239,7 @@ def _object(m: re.Match[str]) -> str:
     obj = m.group(0)
     if not _OBJECT_NAME.search(obj):
         return obj
-    return _OBJECT_VALUE.sub(lambda v: v.group(1) + (
-        v.group(2)[0] + _R + v.group(2)[0] if v.group(2)[0] in "\"'" else _R), obj)
+    return _OBJECT_VALUE.sub(lambda v: v.group(1) + quoted(v.group(2)), obj)
 
 
 # YAML aliases as keys: `name: &n "token"` then `*n : value`

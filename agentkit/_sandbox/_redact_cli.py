@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ._redact_keys import SECRET_KEY, assignment, credential_assignment
+from ._redact_keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
 
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
 _CLI_FLAG = re.compile(
@@ -26,7 +26,8 @@ _LIST_FLAG = re.compile(
 # start scans at most 256 characters.
 _TOKEN = r"[^\s\"'\ue000]{1,256}"
 _SHORT_FLAG = re.compile(
-    rf"(?P<key>(?<![\w\-])-[pPak])(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?(?P<val>(?!-){_TOKEN})")
+    rf"(?P<key>(?<![\w\-]){SHORT_PASSWORD_FLAG})(?P<sep>[ \t]+|\ue000[ \t]*|)(?P<q>[\"'])?"
+    rf"(?P<val>(?!-){_TOKEN})")
 _USER_FLAG = re.compile(
     r"(?P<key>(?<![\w\-])(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?[^\s:\"']{0,128}:)"
     rf"(?P<sep>)(?P<q>)(?P<val>{_TOKEN})")
@@ -35,7 +36,7 @@ _ENV_FLAG = re.compile(
     rf"(?P<sep>)(?P<q>[\"'])?(?P<val>{_TOKEN})")
 # the same as list elements: ['sshpass', '-p', 'V']
 _LIST_SHORT = re.compile(
-    r"""(?P<key>["']-[pPak]["'])(?P<sep>\s*,\s*)(?P<q>["'])(?P<val>[^"'\s]{1,256})""")
+    rf"""(?P<key>["']{SHORT_PASSWORD_FLAG}["'])(?P<sep>\s*,\s*)(?P<q>["'])(?P<val>[^"'\s]{{1,256}})""")
 # A systemd Exec line's bare argument that can only be a credential (a positional token,
 # `cmd --api-key \` continued, `tool login TOKEN`): 20+ letters and digits with two of each
 # of upper case, lower case and digits. Hashes (lower case), model names and paths (`/`, `-`,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from ._redact_keys import BLOCK_HEADER, quoted
+
 # Lines may carry a `grep -rn` prefix (/path:12:) in command output, and a diff's +/-/context
 # column.
 PREFIX = r"(?:/[^\s:]*:(?:\d+[:-])?)?[+\- ]?"
@@ -24,7 +26,7 @@ _DATA_KEY = re.compile(
     r"""^([ \t-]*)["']?(?:data|stringData)["']?:(?:[ \t]+(?:&[\w.\-]+|![^\s]*))*[ \t]*(?:#.*)?$""")
 # a data key whose value is on the lines below: a block scalar (|, >-, |2-, with a tag), or
 # nothing (a plain scalar continued on the next line), a comment after it
-_BLOCK = re.compile(r"""^\s*[\w.\-"' ]+:(?:[ \t]+![^\s]*)?[ \t]*(?:[|>](?:[-+]?\d?|\d[-+]?))?"""
+_BLOCK = re.compile(rf"""^\s*[\w.\-"' ]+:(?:[ \t]+![^\s]*)?[ \t]*(?:{BLOCK_HEADER})?"""
                     r"""[ \t]*(?:#.*)?$""")
 _FLOW_DATA = re.compile(r"""(["']?\b(?:data|stringData)["']?\s*:\s*\{)([^{}]*)(\})""")
 _FLOW_VALUE = re.compile(  # from a token's start only: a long word is scanned once
@@ -85,5 +87,4 @@ def _redact_flow(text: str) -> str:
 
 
 def _flow_value(m: re.Match[str]) -> str:
-    quote = m.group(2)[0] if m.group(2)[0] in "\"'" else ""
-    return f"{m.group(1)}{quote}[REDACTED:k8s-secret]{quote}"
+    return m.group(1) + quoted(m.group(2), "[REDACTED:k8s-secret]")

@@ -44,6 +44,22 @@ BENIGN_VALUE = re.compile(
     r"\[REDACTED[^\]]*\]|[A-Za-z0-9_\-/+]*EXAMPLE[A-Za-z0-9_\-/+]*|/[^\s]*)$"
 )
 JOIN = "\ue000"  # a private-use character standing for a backslash-newline
+# A YAML block scalar's header: |, >-, |2, >2+, |-2
+BLOCK_HEADER = r"[|>](?:[-+]?\d?|\d[-+]?)"
+# Short flags that take a password in common tools (mysql -pV, sshpass/docker login -p V,
+# redis-cli -a V, -P V, -k V)
+SHORT_PASSWORD_FLAG = r"-[pPak]"
+
+
+def quoted(value: str, mark: str = "[REDACTED:secret]") -> str:
+    """``mark`` in place of ``value``, inside the quotes ``value`` had."""
+    quote = value[:1] if value[:1] in ("\"", "'") else ""
+    return f"{quote}{mark}{quote}"
+
+
+def credential_value(value: str) -> bool:
+    """Whether a value under a mere ``*_key`` name is hidden: it looks like a credential."""
+    return env_secret(value) or credential_like(value)
 
 
 def credential_like(value: str, run: int = 0) -> bool:
@@ -95,8 +111,7 @@ def assignment(m: re.Match[str]) -> str:
     bare = val.replace(JOIN, "")
     if BENIGN_VALUE.match(bare) or BENIGN_VALUE.match(bare.rstrip(",;)")):  # api_key=None,
         return m.group(0)
-    if not _strong(m.group("key").strip("\"'-]")) and not (env_secret(val) or
-                                                           credential_like(val)):
+    if not _strong(m.group("key").strip("\"'-]")) and not credential_value(val):
         return m.group(0)  # a *_key name (dispatch_key: "CUDA"): only a credential-like value
     # Keep the joined line breaks so the text keeps its line count.
     return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
