@@ -259,19 +259,10 @@ def daemon_sockets() -> tuple[str, ...]:
 def _sockets(_epoch: int) -> tuple[str, ...]:
     found: set[str] = set()
     for top in {os.path.realpath(t) for t in _SOCKET_TOPS if os.path.isdir(t)}:
-        seen = 0
-        for here, dirs, files in os.walk(top, followlinks=False):
-            if here.count(os.sep) - top.count(os.sep) >= 6 or within_any(here, _HIDDEN_DIRS):
-                dirs[:] = []
-                continue
-            for name in files:
-                path = os.path.join(here, name)
-                seen += 1
-                with contextlib.suppress(OSError):
-                    if stat.S_ISSOCK(os.lstat(path).st_mode):
-                        found.add(path)
-            if seen > 5000:  # a bounded walk: a huge /run costs the same as a normal one
-                break
+        for path in _files_below(top, skip=_HIDDEN_DIRS):  # bounded: a huge /run costs the same
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.lstat(path).st_mode):
+                    found.add(path)
     return tuple(sorted(found))
 
 
@@ -331,12 +322,17 @@ def _inodes(epoch: int) -> frozenset[tuple[int, int]]:
     return frozenset(found)
 
 
-def _files_below(top: str, limit: int = 5000, depth: int = 6) -> list[str]:
-    """Files under a credential directory, nested ones too (~/.config/gcloud/legacy_credentials/
-    ACCOUNT/adc.json, ~/.docker/contexts/meta/ID/meta.json), without following links; bounded
-    so a huge directory costs a bounded walk (red team round 2: only the top level was seen)."""
+def _files_below(top: str, limit: int = 5000, depth: int = 6,
+                 skip: Sequence[str] = ()) -> list[str]:
+    """Files under a directory, nested ones too (a credential directory's ~/.config/gcloud/
+    legacy_credentials/ACCOUNT/adc.json, the sockets under /run), without following links or
+    entering ``skip``; bounded so a huge directory costs a bounded walk (red team round 2:
+    only a credential directory's top level was seen)."""
     out: list[str] = []
     for here, dirs, files in os.walk(top, followlinks=False):
+        if within_any(here, skip):
+            dirs[:] = []
+            continue
         if here.count(os.sep) - top.count(os.sep) >= depth:
             dirs[:] = []
         out += [os.path.join(here, f) for f in files]
