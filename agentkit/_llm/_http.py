@@ -10,6 +10,7 @@ interface.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -123,6 +124,16 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
                          retryable=True) from None
 
 
+def _on_asyncio() -> bool:
+    """Whether the caller runs on an asyncio loop. Asked of asyncio itself: trio runs no
+    asyncio loop, and sniffio (which anyio no longer brings) is not a dependency."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class AnyLoopPoster:
     """The default: aiohttp on asyncio (the fast path), and an httpx client of its own on any
     other anyio backend (trio), where aiohttp cannot run. Chosen at the first request, in the
@@ -134,9 +145,7 @@ class AnyLoopPoster:
         self._owned: httpx.AsyncClient | None = None
 
     def _pick(self) -> Poster:
-        import sniffio
-
-        if sniffio.current_async_library() == "asyncio":
+        if _on_asyncio():
             return AiohttpPoster(self.timeout_s)
         self._owned = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s, connect=10.0),
                                         limits=httpx.Limits(max_connections=MAX_CONNECTIONS))
