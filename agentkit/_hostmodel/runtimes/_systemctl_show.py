@@ -1,0 +1,222 @@
+"""``systemctl show UNIT -p …`` and ``systemctl show-environment`` as systemd prints them.
+
+The manager knows what it loaded: which drop-ins (``DropInPaths=``), which ``Environment=``
+assignments, which ``EnvironmentFiles=``, the start time of the main process and its PID. The
+formats, from systemd's source (src/shared/bus-print-properties.c, src/systemctl/
+systemctl-show.c, src/systemctl/systemctl-set-environment.c, src/basic/escape.c):
+
+* one ``Name=value`` line per property (``-p`` given: printed even when empty, ``Name=``);
+* string arrays (``Environment=``, ``UnsetEnvironment=``, ``DropInPaths=``): the elements
+  joined by one space, each through ``shell_maybe_quote(s, 0)``: left bare unless it holds
+  whitespace, a control character, invalid UTF-8 or one of ``"\\`$*?['()<>|&;!``; then
+  wrapped in double quotes, with ``"\\`$`` backslash-escaped and control bytes C-escaped
+  (``\\n``, ``\\t``, ``\\001``). systemd before v247 printed such an element as
+  ``[unprintable]`` instead: that element cannot be read back;
+* ``EnvironmentFiles=PATH (ignore_errors=yes|no)``, one line per file;
+* ``ExecStart={ path=P ; argv[]=A B C ; ignore_errors=no ; start_time=[T] ; stop_time=[T] ;
+  pid=N ; code=C ; status=S }``, one line per command; argv is joined by spaces without any
+  quoting, so it is kept as that one string (an element holding a space cannot be told apart);
+* ``systemctl show-environment``: ``NAME=value``, the value through ``shell_maybe_quote`` in
+  its POSIX form (``$'…'``, escaping only ``\\`` and ``'``, control bytes C-escaped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# The properties asked for, in one fixed argv (a snapshot serves a capture by exact argv).
+PROPERTIES = ("Environment", "EnvironmentFiles", "UnsetEnvironment", "ExecStart",
+              "DropInPaths", "FragmentPath", "MainPID", "ActiveState", "SubState", "User",
+              "ExecMainStartTimestamp")
+SHOW_ENVIRONMENT = ["systemctl", "show-environment"]
+
+
+def show_argv(unit: str) -> list[str]:
+    return ["systemctl", "show", unit, *(a for p in PROPERTIES for a in ("-p", p))]
+
+
+_C_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+
+
+class Unreadable(ValueError):
+    """A value systemd printed in a form that cannot be read back."""
+
+
+def _unescape(body: str, literal: str) -> str:
+    """The text between the quotes, unescaped: ``\\`` followed by one of ``literal`` stands
+    for that character, a C escape for its byte, three octal digits for a byte."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        nxt = body[i + 1 : i + 2]
+        if nxt and nxt in literal:
+            out += nxt.encode()
+            i += 2
+        elif nxt in _C_ESCAPES:
+            out.append(_C_ESCAPES[nxt])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7]{2}", body[i + 1 : i + 4]):
+            out.append(int(body[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            raise Unreadable(f"unknown escape {body[i:i + 2]!r}")
+    return out.decode("utf-8", "replace")
+
+
+def split_strv(value: str) -> list[str]:
+    """A string array as ``systemctl show`` prints it, back into its elements.
+
+    >>> split_strv('NCCL_PROTO=LL "MSG=a b" "P=\\\\$HOME"')
+    ['NCCL_PROTO=LL', 'MSG=a b', 'P=$HOME']
+    """
+    items: list[str] = []
+    i = 0
+    while i < len(value):
+        if value[i] == " ":
+            i += 1
+            continue
+        if value[i] != '"':
+            end = value.find(" ", i)
+            end = len(value) if end < 0 else end
+            word = value[i:end]
+            if word == "[unprintable]":
+                raise Unreadable("an element printed as [unprintable] (systemd before v247 "
+                                 "prints values with spaces that way)")
+            items.append(word)
+            i = end
+            continue
+        j = i + 1
+        while j < len(value) and value[j] != '"':
+            j += 2 if value[j] == "\\" else 1
+        if j >= len(value):
+            raise Unreadable(f"unterminated quote in {value[i:i + 40]!r}")
+        items.append(_unescape(value[i + 1 : j], '"\\`$'))
+        i = j + 1
+        if i < len(value) and value[i] != " ":
+            raise Unreadable(f"text after a closing quote: {value[i:i + 20]!r}")
+    return items
+
+
+def unquote_posix(value: str) -> str:
+    """A value as ``systemctl show-environment`` prints it: bare, or ``$'…'``."""
+    if value.startswith("$'") and value.endswith("'") and len(value) >= 3:
+        return _unescape(value[2:-1], "\\'")
+    if value == '""':  # SHELL_ESCAPE_EMPTY: an empty value, where a version quotes it
+        return ""
+    return value
+
+
+@dataclass
+class ExecCommand:
+    path: str
+    argv_text: str  # argv joined by single spaces, as systemd prints it (not splittable)
+    start_time: str
+    pid: int
+
+
+@dataclass
+class UnitShow:
+    """What the service manager has loaded for one unit, and its main process."""
+
+    unit: str
+    environment: list[tuple[str, str]] = field(default_factory=list)  # in order
+    environment_files: list[tuple[str, bool]] = field(default_factory=list)  # path, optional
+    unset: list[str] = field(default_factory=list)
+    exec_start: list[ExecCommand] = field(default_factory=list)
+    dropins: list[str] = field(default_factory=list)
+    fragment: str = ""
+    main_pid: int = 0
+    active: str = ""
+    sub: str = ""
+    user: str = ""
+    started: str = ""  # ExecMainStartTimestamp, as printed ("" when never started)
+    lines: dict[str, int] = field(default_factory=dict)  # property → line (first)
+    problems: list[str] = field(default_factory=list)  # what could not be read back
+
+    @property
+    def env_map(self) -> dict[str, str]:
+        """Environment= as the manager applies it: a later assignment of a name wins."""
+        return dict(self.environment)
+
+
+_EXEC = re.compile(r"\{ path=(?P<path>.*?) ; argv\[\]=(?P<argv>.*) ; "
+                   r"(?:ignore_errors|flags)=.*? ; start_time=\[(?P<start>[^\]]*)\] ; "
+                   r"stop_time=\[[^\]]*\] ; pid=(?P<pid>\d+) ; .*\}")
+_ENVFILE = re.compile(r"(?P<path>.+) \(ignore_errors=(?P<ignore>yes|no)\)")
+
+
+def parse_show(unit: str, text: str) -> UnitShow:
+    """``systemctl show`` output for one unit; a line it cannot read back is named in
+    ``problems`` with its line number, never dropped silently."""
+    shown = UnitShow(unit=unit)
+    for n, line in enumerate(text.splitlines(), 1):
+        name, eq, value = line.partition("=")
+        if not eq:
+            if line.strip():
+                shown.problems.append(f"line {n}: not a Name=value line")
+            continue
+        shown.lines.setdefault(name, n)
+        try:
+            _apply(shown, name, value)
+        except (Unreadable, ValueError) as exc:
+            shown.problems.append(f"{name}= (line {n}): {exc}")
+    return shown
+
+
+def _apply(shown: UnitShow, name: str, value: str) -> None:
+    if name == "Environment":
+        for item in split_strv(value):
+            key, eq, val = item.partition("=")
+            if not eq:
+                raise Unreadable(f"element {item!r} is not NAME=VALUE")
+            shown.environment.append((key, val))
+    elif name == "UnsetEnvironment":
+        shown.unset += split_strv(value)
+    elif name == "DropInPaths":
+        shown.dropins += split_strv(value)
+    elif name == "EnvironmentFiles" and value:
+        m = _ENVFILE.fullmatch(value)
+        if m is None:
+            raise Unreadable(f"{value[:60]!r} is not 'PATH (ignore_errors=yes|no)'")
+        shown.environment_files.append((m["path"], m["ignore"] == "yes"))
+    elif name == "ExecStart" and value:
+        m = _EXEC.fullmatch(value)
+        if m is None:
+            raise Unreadable(f"{value[:60]!r} is not systemd's exec-command form")
+        shown.exec_start.append(ExecCommand(m["path"], m["argv"], m["start"], int(m["pid"])))
+    elif name == "FragmentPath":
+        shown.fragment = value
+    elif name == "MainPID":
+        shown.main_pid = int(value or 0)
+    elif name == "ActiveState":
+        shown.active = value
+    elif name == "SubState":
+        shown.sub = value
+    elif name == "User":
+        shown.user = value
+    elif name == "ExecMainStartTimestamp":
+        shown.started = "" if value in ("", "n/a") else value
+
+
+def parse_show_environment(text: str) -> tuple[dict[str, str], list[str]]:
+    """The manager's environment block (``DefaultEnvironment=``, ``systemctl
+    set-environment``), and the lines that could not be read back."""
+    env: dict[str, str] = {}
+    problems: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        name, eq, value = line.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            if line.strip():
+                problems.append(f"line {n}: not NAME=value")
+            continue
+        try:
+            env[name] = unquote_posix(value)
+        except Unreadable as exc:
+            problems.append(f"line {n} ({name}): {exc}")
+    return env, problems
