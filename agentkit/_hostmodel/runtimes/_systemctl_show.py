@@ -155,7 +155,7 @@ def parse_show(unit: str, text: str) -> UnitShow:
     """``systemctl show`` output for one unit; a line it cannot read back is named in
     ``problems`` with its line number, never dropped silently."""
     shown = UnitShow(unit=unit)
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # systemd ends lines with \n only
         name, eq, value = line.partition("=")
         if not eq:
             if line.strip():
@@ -209,7 +209,7 @@ def parse_show_environment(text: str) -> tuple[dict[str, str], list[str]]:
     set-environment``), and the lines that could not be read back."""
     env: dict[str, str] = {}
     problems: list[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # systemd ends lines with \n only
         name, eq, value = line.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             if line.strip():
