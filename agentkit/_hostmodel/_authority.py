@@ -81,10 +81,7 @@ def _apply(ctx: RecipeContext, s: Server, shown: UnitShow, out: dict[str, Any]) 
     for p in shown.problems:
         s.problems.append(f"systemctl show {s.name}: {p}: not understood, so what the "
                           "manager loaded for it is not established")
-    if s.state.value == "unknown" and shown.active:
-        s.state.value = from_list_units(shown.active, shown.sub)
-        s.state.detail = f"systemctl show: ActiveState={shown.active}, SubState={shown.sub}"
-        s.state.evidence = [shown_ev.get("ActiveState", "")]
+    _state(s, shown, shown_ev.get("ActiveState", ""))
     if shown.main_pid > 0 and s.pid is None:
         s.pid = shown.main_pid
     if shown.started:
@@ -95,10 +92,27 @@ def _apply(ctx: RecipeContext, s: Server, shown: UnitShow, out: dict[str, Any]) 
         d.startswith("the manager loaded drop-in") for d in dropins))
     if shown.active in ("active", "activating", "reloading", "deactivating"):
         _loaded_in_effect(s, shown, shown_ev.get("Environment", ""))
+    if shown.user and shown.user != s.user:
+        s.loaded_differs.append(f"the manager runs {s.name} as {shown.user} (systemctl show "
+                                f"User=), the files say {s.user}")
     if shown.fragment and shown.fragment != s.path:
         s.loaded_differs.append(f"the manager loaded {s.name} from {shown.fragment} "
                                 f"(systemctl show FragmentPath=), the files here resolve it to "
                                 f"{s.path}")
+
+
+def _state(s: Server, shown: UnitShow, evidence: str) -> None:
+    """The manager's ActiveState/SubState is as strong as list-units (the same source) and
+    stronger than the journal's reading; a crash loop the journal saw stays one while the
+    manager shows its current attempt starting or up (a loop passes through active)."""
+    if not shown.active or s.state.detail.startswith("systemctl list-units"):
+        return
+    value = from_list_units(shown.active, shown.sub)
+    if s.state.value == "crash-looping" and value in ("running", "starting"):
+        return
+    s.state.value = value
+    s.state.detail = f"systemctl show: ActiveState={shown.active}, SubState={shown.sub}"
+    s.state.evidence = [evidence]
 
 
 def _dropins_read(s: Server) -> list[str]:
