@@ -309,3 +309,24 @@ def test_a_snapshot_carries_the_authority(tmp_path: Path) -> None:
     again = runner.investigate(snap, sc.question, ["service-unit", "nccl-env"])
     drift = again.results["nccl-env"].facts["nccl_running_differs"].value
     assert any("changed since the last restart" in d for d in drift)
+
+
+def test_crictl_inspect_environment_is_redacted_in_both_forms(tmp_path: Path) -> None:
+    """crictl inspect prints a container's environment twice: the OCI spec's "K=V" strings and
+    the CRI config's KeyValue objects ({"key": K, "value": V}, cri-api's ContainerConfig.envs).
+    Both hide a credential and keep NCCL tuning."""
+    inspect = json.dumps({"status": {"id": "0123abcd"}, "info": {
+        "config": {"envs": [{"key": "HF_TOKEN", "value": "plainvalue123"},
+                            {"key": "VLLM_API_KEY", "value": "abcdef0123456789xyz"},
+                            {"key": "NCCL_PROTO", "value": "LL"}]},
+        "runtimeSpec": {"process": {"env": ["HF_TOKEN=plainvalue123", "NCCL_PROTO=LL"]}}}},
+        indent=2)
+    argv = ["crictl", "inspect", "0123abcd"]
+    host = _snapshot_with(tmp_path, {inspect: argv})
+    got = anyio.run(Sandbox(host, task_id="t").call, "run_command", {"argv": argv})
+    assert got.ok, got.error
+    out = got.data["stdout"]
+    assert "plainvalue123" not in out and "abcdef0123456789xyz" not in out
+    data = json.loads(out)
+    assert {"key": "NCCL_PROTO", "value": "LL"} in data["info"]["config"]["envs"]
+    assert "NCCL_PROTO=LL" in data["info"]["runtimeSpec"]["process"]["env"]
