@@ -330,3 +330,37 @@ def test_crictl_inspect_environment_is_redacted_in_both_forms(tmp_path: Path) ->
     data = json.loads(out)
     assert {"key": "NCCL_PROTO", "value": "LL"} in data["info"]["config"]["envs"]
     assert "NCCL_PROTO=LL" in data["info"]["runtimeSpec"]["process"]["env"]
+
+
+@pytest.mark.parametrize(("printed", "secret_parts"), [
+    # systemd quotes an element holding quotes: the tail after an escaped quote is the secret's
+    ('Environment="SECRET=a \\"b\\" tail-word" NCCL_PROTO=LL', ["tail-word"]),
+    ('Environment="MYSQL_PWD=two words" NCCL_PROTO=LL', ["two words"]),
+    ("Environment=HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 NCCL_PROTO=LL", ["hf_abcdefghij"]),
+    ('Environment="API_KEY=x\\$y9" NCCL_PROTO=LL', ["x\\$y9", "x$y9"]),
+])
+def test_show_environment_lines_are_redacted_per_variable(tmp_path: Path, printed: str,
+                                                         secret_parts: list[str]) -> None:
+    host = _snapshot_with(tmp_path, {printed + "\n": show_argv("vllm.service")})
+    got = anyio.run(Sandbox(host, task_id="t").call, "run_command",
+                    {"argv": show_argv("vllm.service")})
+    out = got.data["stdout"]
+    assert not any(p in out for p in secret_parts), out
+    shown = parse_show("vllm.service", out)
+    assert not shown.problems and shown.env_map["NCCL_PROTO"] == "LL"
+
+
+def test_an_environment_line_that_cannot_be_read_back_is_withheld(tmp_path: Path) -> None:
+    host = _snapshot_with(tmp_path, {'Environment="SECRET=unterminated NCCL_PROTO=LL\n':
+                                     show_argv("vllm.service")})
+    out = anyio.run(Sandbox(host, task_id="t").call, "run_command",
+                    {"argv": show_argv("vllm.service")}).data["stdout"]
+    assert "unterminated" not in out
+    assert parse_show("vllm.service", out).problems  # said, not guessed
+
+
+def test_quote_is_systemds_on_its_own_vectors() -> None:
+    from agentkit._sandbox._systemd_quote import quote
+
+    for value, printed, posix in VECTORS:
+        assert quote(value) == printed and quote(value, posix=True) == posix

@@ -25,6 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..._sandbox._systemd_quote import Unreadable, split_strv, unquote_posix
+
+__all__ = ["PROPERTIES", "SHOW_ENVIRONMENT", "ExecCommand", "UnitShow", "Unreadable",
+           "parse_show", "parse_show_environment", "show_argv", "split_strv", "unquote_posix"]
+
 # The properties asked for, in one fixed argv (a snapshot serves a capture by exact argv).
 PROPERTIES = ("Environment", "EnvironmentFiles", "UnsetEnvironment", "ExecStart",
               "DropInPaths", "FragmentPath", "MainPID", "ActiveState", "SubState", "User",
@@ -34,82 +39,6 @@ SHOW_ENVIRONMENT = ["systemctl", "show-environment"]
 
 def show_argv(unit: str) -> list[str]:
     return ["systemctl", "show", unit, *(a for p in PROPERTIES for a in ("-p", p))]
-
-
-_C_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
-
-
-class Unreadable(ValueError):
-    """A value systemd printed in a form that cannot be read back."""
-
-
-def _unescape(body: str, literal: str) -> str:
-    """The text between the quotes, unescaped: ``\\`` followed by one of ``literal`` stands
-    for that character, a C escape for its byte, three octal digits for a byte."""
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out += c.encode("utf-8", "surrogateescape")
-            i += 1
-            continue
-        nxt = body[i + 1 : i + 2]
-        if nxt and nxt in literal:
-            out += nxt.encode()
-            i += 2
-        elif nxt in _C_ESCAPES:
-            out.append(_C_ESCAPES[nxt])
-            i += 2
-        elif re.fullmatch(r"[0-3][0-7]{2}", body[i + 1 : i + 4]):
-            out.append(int(body[i + 1 : i + 4], 8))
-            i += 4
-        else:
-            raise Unreadable(f"unknown escape {body[i:i + 2]!r}")
-    return out.decode("utf-8", "replace")
-
-
-def split_strv(value: str) -> list[str]:
-    """A string array as ``systemctl show`` prints it, back into its elements.
-
-    >>> split_strv('NCCL_PROTO=LL "MSG=a b" "P=\\\\$HOME"')
-    ['NCCL_PROTO=LL', 'MSG=a b', 'P=$HOME']
-    """
-    items: list[str] = []
-    i = 0
-    while i < len(value):
-        if value[i] == " ":
-            i += 1
-            continue
-        if value[i] != '"':
-            end = value.find(" ", i)
-            end = len(value) if end < 0 else end
-            word = value[i:end]
-            if word == "[unprintable]":
-                raise Unreadable("an element printed as [unprintable] (systemd before v247 "
-                                 "prints values with spaces that way)")
-            items.append(word)
-            i = end
-            continue
-        j = i + 1
-        while j < len(value) and value[j] != '"':
-            j += 2 if value[j] == "\\" else 1
-        if j >= len(value):
-            raise Unreadable(f"unterminated quote in {value[i:i + 40]!r}")
-        items.append(_unescape(value[i + 1 : j], '"\\`$'))
-        i = j + 1
-        if i < len(value) and value[i] != " ":
-            raise Unreadable(f"text after a closing quote: {value[i:i + 20]!r}")
-    return items
-
-
-def unquote_posix(value: str) -> str:
-    """A value as ``systemctl show-environment`` prints it: bare, or ``$'…'``."""
-    if value.startswith("$'") and value.endswith("'") and len(value) >= 3:
-        return _unescape(value[2:-1], "\\'")
-    if value == '""':  # SHELL_ESCAPE_EMPTY: an empty value, where a version quotes it
-        return ""
-    return value
 
 
 @dataclass
