@@ -364,3 +364,22 @@ def test_quote_is_systemds_on_its_own_vectors() -> None:
 
     for value, printed, posix in VECTORS:
         assert quote(value) == printed and quote(value, posix=True) == posix
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.from_regex(r"NCCL_[A-Z0-9_]{1,12}", fullmatch=True),
+                          st.from_regex(r"[A-Za-z0-9^,. _-]{0,12}", fullmatch=True)),
+                min_size=1, max_size=5),
+       st.sampled_from(["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123", 'PASSWORD=a "b" c',
+                        "MY_SECRET=x$y z"]))
+def test_redaction_keeps_every_nccl_variable(pairs: list[tuple[str, str]], secret: str) -> None:
+    from agentkit._sandbox._redact import redact
+    from agentkit._sandbox._systemd_quote import quote, redact_systemctl
+
+    items = [f"{k}={v}" for k, v in pairs]
+    line = "Environment=" + " ".join(quote(i) for i in [*items[:1], secret, *items[1:]])
+    out = redact(redact_systemctl(show_argv("u.service"), line + "\n", redact))
+    shown = parse_show("u.service", out)
+    assert not shown.problems
+    assert {k: v for k, v in shown.environment if k.startswith("NCCL_")} == dict(pairs)
+    assert secret.split("=", 1)[1] not in out
