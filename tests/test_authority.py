@@ -383,3 +383,17 @@ def test_redaction_keeps_every_nccl_variable(pairs: list[tuple[str, str]], secre
     assert not shown.problems
     assert {k: v for k, v in shown.environment if k.startswith("NCCL_")} == dict(pairs)
     assert secret.split("=", 1)[1] not in out
+
+
+def test_an_environment_file_in_a_d_directory_is_not_taken_for_a_drop_in() -> None:
+    from agentkit._hostmodel._authority import _dropin_differences
+    from agentkit._hostmodel._model import Server
+
+    s = Server(name="x.service", path="/etc/systemd/system/x.service",
+               files=["/etc/systemd/system/x.service", "/etc/vllm/env.d/nccl.conf",
+                      "/usr/lib/systemd/system/service.d/10-all.conf",
+                      "/etc/systemd/system/x.service.d/10.conf"],
+               argv=[], argv_source="", argv_line=0, argv_evidence=[], env={})
+    shown = parse_show("x.service", "DropInPaths=/usr/lib/systemd/system/service.d/10-all.conf "
+                                    "/etc/systemd/system/x.service.d/10.conf")
+    assert _dropin_differences(s, shown) == []

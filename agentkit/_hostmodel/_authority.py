@@ -10,6 +10,7 @@ names the disagreement and why it exists, never picking one silently.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from ._model import Server, Setting
@@ -58,9 +59,9 @@ def _manager(ctx: RecipeContext, out: dict[str, Any] | None, units: list[Server]
         for s in units:
             s.problems.append(f"systemctl show-environment {p}: not understood, so the "
                               "manager's environment is not established for it")
-    lines = {ln.partition("=")[0]: n for n, ln in enumerate(out["stdout"].splitlines(), 1)}
+    lines = {ln.partition("=")[0]: n for n, ln in enumerate(out["stdout"].split("\n"), 1)}
     return {k: Setting(name=k, value=v, source="systemctl show-environment", line=0,
-                       evidence=[ctx.cite_output_line(out, lines[k])],
+                       evidence=[ctx.cite_output_line(out, lines.get(k, 1))],
                        origin="manager environment")
             for k, v in env.items() if k.startswith(_KEPT)}
 
@@ -115,8 +116,12 @@ def _state(s: Server, shown: UnitShow, evidence: str) -> None:
     s.state.evidence = [evidence]
 
 
+_DROPIN = re.compile(r"/[^/]*service\.d/[^/]+\.conf$")  # X.service.d/, X-.service.d/, service.d/
+
+
 def _dropins_read(s: Server) -> list[str]:
-    return [f for f in s.files if f.endswith(".conf") and ".d/" in f]
+    """The drop-ins among the files read (not an EnvironmentFile= that sits in a .d/)."""
+    return [f for f in s.files if _DROPIN.search(f)]
 
 
 def _dropin_differences(s: Server, shown: UnitShow) -> list[str]:
