@@ -32,6 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit import Host, Sandbox
+from agentkit._hostmodel._model import Server, Setting
 from agentkit._hostmodel.runtimes._systemctl_show import (
     SHOW_ENVIRONMENT,
     parse_show,
@@ -100,8 +101,8 @@ def _systemd_quote(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-_ELEMENT = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF,
-                                          exclude_categories=("Cs",)), min_size=1, max_size=20)
+_ELEMENT = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF), min_size=1,
+                   max_size=20)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -387,7 +388,6 @@ def test_redaction_keeps_every_nccl_variable(pairs: list[tuple[str, str]], secre
 
 def test_an_environment_file_in_a_d_directory_is_not_taken_for_a_drop_in() -> None:
     from agentkit._hostmodel._authority import _dropin_differences
-    from agentkit._hostmodel._model import Server
 
     s = Server(name="x.service", path="/etc/systemd/system/x.service",
                files=["/etc/systemd/system/x.service", "/etc/vllm/env.d/nccl.conf",
@@ -397,3 +397,29 @@ def test_an_environment_file_in_a_d_directory_is_not_taken_for_a_drop_in() -> No
     shown = parse_show("x.service", "DropInPaths=/usr/lib/systemd/system/service.d/10-all.conf "
                                     "/etc/systemd/system/x.service.d/10.conf")
     assert _dropin_differences(s, shown) == []
+
+
+def _server_with(env: dict[str, str], removed: dict[str, str] | None = None) -> Server:
+    unit = "/etc/systemd/system/x.service"
+    s = Server(name="x.service", path=unit, files=[unit], argv=[], argv_source=unit,
+               argv_line=0, argv_evidence=[],
+               env={k: Setting(k, v, unit, 3, ["e"], origin="unit") for k, v in env.items()})
+    for k, v in (removed or {}).items():
+        s.removed[k] = Setting(k, v, unit + ".d/90.conf", 2, ["e"], origin="UnsetEnvironment")
+    return s
+
+
+def test_a_running_unit_has_the_unset_the_manager_loaded_not_the_files() -> None:
+    """systemd.exec(5): UnsetEnvironment= is applied at exec from the loaded configuration.
+    A drop-in's UnsetEnvironment= not yet loaded removes nothing from the running server; a
+    loaded one the files do not show does."""
+    from agentkit._hostmodel._authority import _loaded_in_effect
+
+    s = _server_with({"NCCL_P2P_LEVEL": "SYS"}, removed={"NCCL_PROTO": "LL"})
+    shown = parse_show("x.service", "Environment=NCCL_PROTO=LL NCCL_P2P_LEVEL=SYS\n"
+                                    "UnsetEnvironment=NCCL_P2P_LEVEL\nActiveState=active")
+    _loaded_in_effect(s, shown, "ev")
+    assert {k: v.value for k, v in s.env.items()} == {"NCCL_PROTO": "LL"}
+    assert not s.removed
+    said = " ".join(s.loaded_differs)
+    assert "UnsetEnvironment=NCCL_PROTO" in said and "NCCL_P2P_LEVEL=SYS is removed" in said

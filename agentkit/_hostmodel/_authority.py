@@ -170,10 +170,10 @@ def _environment_differences(s: Server, shown: UnitShow, unseen: bool) -> list[s
 
 
 def _loaded_in_effect(s: Server, shown: UnitShow, evidence: str) -> None:
-    """A unit that runs got the Environment= the manager had loaded when it started, not
-    what the files say now: where they differ, the loaded value stands (an EnvironmentFile=
-    or a start script still wins over it, as at exec time). The process environment, when
-    read, is stronger still (compare_running)."""
+    """A unit that runs got the Environment= and UnsetEnvironment= the manager had loaded
+    when it started, not what the files say now: where they differ, the loaded ones stand (an
+    EnvironmentFile= or a start script still wins, as at exec time). The process environment,
+    when read, is stronger still (compare_running)."""
     if "Environment" not in shown.lines:
         return
     loaded = shown.env_map
@@ -181,12 +181,29 @@ def _loaded_in_effect(s: Server, shown: UnitShow, evidence: str) -> None:
         if name.startswith(_KEPT) and name not in loaded:
             del s.env[name]  # on disk, not loaded: not in the running process's start
     for name, value in loaded.items():
+        if name.startswith(_KEPT):
+            _loaded_one(s, shown, name, value, evidence)
+
+
+def _loaded_one(s: Server, shown: UnitShow, name: str, value: str, evidence: str) -> None:
+    said = s.env.get(name)
+    if _unset(shown, name, value):
+        if said is not None and said.origin in _FILE_ORIGINS:
+            del s.env[name]
+            s.loaded_differs.append(f"{name}={value} is removed by the loaded "
+                                    "UnsetEnvironment= (systemctl show), which the unit files "
+                                    "here do not show")
+        return
+    if name in s.removed and "UnsetEnvironment" in shown.lines:
+        gone = s.removed.pop(name)
+        s.loaded_differs.append(f"UnsetEnvironment={name} ({gone.where}) is not loaded "
+                                "(systemctl show UnsetEnvironment=): edited after the last "
+                                f"daemon-reload, so {name}={value} still reaches the process")
         said = s.env.get(name)
-        if not name.startswith(_KEPT) or _unset(shown, name, value) or (
-                said is not None and (said.origin not in _FILE_ORIGINS or said.value == value)):
-            continue
-        s.env[name] = Setting(name=name, value=value, source=f"systemctl show {s.name}",
-                              line=0, evidence=[evidence], origin="loaded")
+    if said is not None and (said.origin not in _FILE_ORIGINS or said.value == value):
+        return
+    s.env[name] = Setting(name=name, value=value, source=f"systemctl show {s.name}", line=0,
+                          evidence=[evidence], origin="loaded")
 
 
 def _unset(shown: UnitShow, name: str, value: str) -> bool:
