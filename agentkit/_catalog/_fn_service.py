@@ -118,6 +118,10 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
     _not_carried(ctx, server)
+    # the authority: the running process and the service manager, where they differ from files
+    ctx.fact("nccl_running_differs", [d["text"] for d in server.drift],
+             [e for d in server.drift for e in d["evidence"]])
+    ctx.fact("unit_loaded_differs", server.loaded_differs, sorted(server.shown_evidence.values()))
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])
     ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),

@@ -75,6 +75,12 @@ class Server:
     compose_project: str = ""  # a container Docker Compose started: its project and service
     compose_service: str = ""
     rootfs: str = ""  # where the host sees the container's own files (overlay MergedDir)
+    # The authority (_authority.py): what the service manager loaded (systemctl show), where
+    # that differs from the files, and where the running process differs from both.
+    shown: Any = None
+    shown_evidence: dict[str, str] = field(default_factory=dict)
+    loaded_differs: list[str] = field(default_factory=list)
+    drift: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def model_path(self) -> str | None:

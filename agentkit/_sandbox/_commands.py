@@ -32,6 +32,7 @@ from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_a
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
 from ._redact import is_env_file, redact, redact_env_file, redact_file
+from ._systemd_quote import redact_systemctl
 
 _STDERR_LIMIT = 16 * 1024
 _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -141,6 +142,7 @@ def _redacted_output(argv: list[str], out: str) -> str:
     """Output redacted, by a file's own rule where git prints a file (``git show REV:.env``,
     ``git log -p``, ``-L1,3:.env``): when a .env file is named in the arguments or in a
     diff's headers, the whole output is redacted by the stricter .env rule, as cat's is."""
+    out = redact_systemctl(argv, out, redact)  # Environment= one variable at a time
     if argv[:1] == ["git"]:
         named = [a.rsplit(":", 1)[-1] for a in argv[1:]] + _DIFF_FILE.findall(out)
         for name in named:
@@ -394,7 +396,8 @@ def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
         out = tail[tail.find("\n") + 1 :]
         return _result(ctx, argv, redact(out), redact(err[:_STDERR_LIMIT]), cap.exit_code,
                        True, captured=manifest.captured_at or "snapshot")
-    return _result(ctx, argv, redact(out[:limit]), redact(err[:_STDERR_LIMIT]), cap.exit_code,
+    shown = redact_systemctl(argv, out[:limit], redact)
+    return _result(ctx, argv, redact(shown), redact(err[:_STDERR_LIMIT]), cap.exit_code,
                    len(out) > limit, captured=manifest.captured_at or "snapshot")
 
 

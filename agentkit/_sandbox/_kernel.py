@@ -162,6 +162,8 @@ _OWN_SOCKETS = {
     "systemctl": ("/run/systemd/private", "/run/dbus/system_bus_socket",
                   "/var/run/dbus/system_bus_socket"),
     "nvidia-smi": ("/run/nvidia-persistenced",),
+    "crictl": ("/run/containerd/containerd.sock", "/run/crio/crio.sock",
+               "/run/k3s/containerd/containerd.sock"),
 }
 
 

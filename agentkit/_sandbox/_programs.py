@@ -41,7 +41,8 @@ def _nvidia_smi(args: list[str]) -> Checked:
 
 
 _SYSTEMCTL_SUB = {"show", "cat", "status", "list-units", "list-unit-files", "is-active",
-                  "is-enabled", "is-failed", "get-default", "list-dependencies"}
+                  "is-enabled", "is-failed", "get-default", "list-dependencies",
+                  "show-environment"}
 # Exact options: -H/--host (ssh to another machine), -M, --root, --image and friends must not
 # slip in as "a word that looks like a unit".
 _SYSTEMCTL_OPT = re.compile(
@@ -56,6 +57,9 @@ def _systemctl(args: list[str]) -> Checked:
     words = _tokens("systemctl", args, _SYSTEMCTL_OPT, _SYSTEMCTL_VALUED, _UNIT_WORD)
     if not words or words[0] not in _SYSTEMCTL_SUB:
         raise Refused(f"systemctl needs one of: {', '.join(sorted(_SYSTEMCTL_SUB))}")
+    # the manager's environment, in one fixed shape (it is redacted like any output)
+    if "show-environment" in words and [a for a in args if a != "--no-pager"] != words[:1]:
+        raise Refused("systemctl show-environment takes no other argument")
     return Checked(["systemctl", "--no-pager", *args],
                    env={"SYSTEMD_PAGER": "cat", "SYSTEMD_COLORS": "0"})
 
@@ -178,7 +182,7 @@ def _git(args: list[str]) -> Checked:
 
 _COMPLEX = {"nvidia-smi": _nvidia_smi, "systemctl": _systemctl, "journalctl": _journalctl,
             "grep": _grep, "find": _find, "git": _git, "docker": _rt.docker,
-            "podman": _rt.podman, "kubectl": _rt.kubectl}
+            "podman": _rt.podman, "kubectl": _rt.kubectl, "crictl": _rt.crictl}
 ALLOWED_PROGRAMS = tuple(sorted([*_COMPLEX, *SPECS]))
 
 

@@ -168,12 +168,15 @@ def redact_sections(text: str) -> str:
 
 
 # A Kubernetes/compose env list item: `- name: X` ... `value: v` in one item, any order,
-# comments and other fields between; a JSON/flow object {"name": "X", ..., "value": "v"}
+# comments and other fields between; a JSON/flow object {"name": "X", ..., "value": "v"}; the
+# CRI's KeyValue ({"key": "X", "value": "v"}, `crictl inspect`'s config.envs) the same
 _ITEM_START = re.compile(r"^([ \t]*)-[ \t]+")
-_ITEM_NAME = re.compile(rf"""(?i)^[ \t]*(?:-[ \t]+)?["']?name["']?[ \t]*:[ \t]*["']?{SECRET_KEY}""")
+_ITEM_NAME = re.compile(
+    rf"""(?i)^[ \t]*(?:-[ \t]+)?["']?(?:name|key)["']?[ \t]*:[ \t]*["']?{SECRET_KEY}""")
 _ITEM_VALUE = re.compile(rf"""^([ \t]*(?:-[ \t]+)?["']?value["']?[ \t]*:{_PROPS}[ \t]*)(\S.*)$""")
 _OBJECT = re.compile(r"\{[^{}]{0,4096}\}")
-_OBJECT_NAME = re.compile(rf"""(?i)["']?name["']?\s*:\s*["']?{SECRET_KEY}["']?\s*[,}}]""")
+_OBJECT_NAME = re.compile(
+    rf"""(?i)["']?(?:name|key)["']?\s*:\s*["']?{SECRET_KEY}["']?\s*[,}}]""")
 _OBJECT_VALUE = re.compile(
     r"""(["']?value["']?\s*:\s*)("(?:\\.|[^"\\\n])*"|'[^'\n]*'|[^,}\s][^,}\n]*)""")
 
@@ -191,7 +194,7 @@ class _Item:
 def redact_env_items(text: str) -> str:
     """Each env list item whose name is a secret: its value (block, block scalar, flow).
     Only an item's own keys count (not a nested list's): one pass, a stack of open items."""
-    if "name" not in text or "value" not in text:
+    if ("name" not in text and "key" not in text) or "value" not in text:
         return text
     if "{" in text:
         text = _OBJECT.sub(_object, text)

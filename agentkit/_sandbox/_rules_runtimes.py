@@ -1,5 +1,5 @@
-"""Argument rules for the container and cluster CLIs (docker, podman, kubectl): listing and
-inspecting only.
+"""Argument rules for the container and cluster CLIs (docker, podman, crictl, kubectl):
+listing and inspecting only.
 
 Global options that reach another daemon or cluster (``-H``/``--host``, ``--context``,
 ``--url``, ``--server``, ``--token``, ``--as``) are refused by not being listed; so are every
@@ -72,6 +72,24 @@ def docker(args: list[str]) -> Checked:
 
 def podman(args: list[str]) -> Checked:
     return _container_cli("podman", args)
+
+
+def crictl(args: list[str]) -> Checked:
+    """The CRI's view of a Kubernetes node's containers: ``crictl ps`` and ``crictl inspect
+    ID`` only (JSON, with the container's environment: redacted like any output). Global
+    options (``-r``/``--runtime-endpoint``, ``-c``/``--config``) are refused: the verb comes
+    first."""
+    if not args or args[0] not in ("ps", "inspect"):
+        raise Refused("crictl needs one of: ps, inspect")
+    if args[0] == "ps":
+        _options("crictl", "ps", args[1:], flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
+                 valued={"-o": lambda v: v == "json", "--output": lambda v: v == "json"},
+                 operands=0)
+    else:
+        _options("crictl", "inspect", args[1:], flags=set(),
+                 valued={"-o": lambda v: v == "json", "--output": lambda v: v == "json"},
+                 operands=16)
+    return Checked(["crictl", *args])
 
 
 # Kinds an investigation reads; never secrets.

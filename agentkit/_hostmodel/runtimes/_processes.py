@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._authority import compare_running
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
@@ -30,7 +31,9 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
     for proc in got["processes"]:
         if not isinstance(proc, dict) or not proc.get("argv"):
             continue
-        owner = _owner(model.servers, proc.get("started_by") or {})
+        owner = _owner(model.servers, proc.get("started_by") or {}) or next(
+            (s for s in model.servers if s.runtime == "systemd" and s.pid == proc.get("pid")),
+            None)  # systemctl show MainPID= names it when the cgroup did not
         if owner is not None:
             _attach(owner, proc, got["evidence_id"])
             continue
@@ -78,23 +81,8 @@ def _attach(server: Server, proc: dict[str, Any], evidence: str) -> None:
                             f"({proc.get('env_error', 'not permitted')}): the declared one is "
                             "used")
         return
-    running = {k: v for k, v in (proc.get("env") or {}).items() if k.startswith("NCCL_")}
-    declared = {k: s for k, s in server.env.items() if k.startswith("NCCL_")}
-    for name in sorted(set(running) | set(declared)):
-        now, said = running.get(name), declared.get(name)
-        if said is not None and now == said.value:
-            continue
-        where = f"{said.value!r} ({said.where})" if said else "nothing"
-        server.problems.append(
-            f"{name}: the running process (pid {server.pid}) has "
-            f"{'it unset' if now is None else repr(now)}, while {server.name} now declares "
-            f"{where}; the declared value takes effect only at the next restart")
-        if now is None:
-            server.env.pop(name, None)
-        else:
-            server.env[name] = Setting(name=name, value=str(now),
-                                       source=f"process {server.pid} environment", line=0,
-                                       evidence=[evidence], origin="running process")
+    running = {k: str(v) for k, v in (proc.get("env") or {}).items() if k.startswith("NCCL_")}
+    compare_running(server, running, evidence)
 
 
 async def _server(ctx: RecipeContext, proc: dict[str, Any], evidence: str) -> Server | None:

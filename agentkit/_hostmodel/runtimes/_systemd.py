@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..._sandbox._systemd import expand_exec
+from .._authority import consult
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import (
@@ -62,6 +63,7 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
             servers.append(server)
     if servers:
         await _states(ctx, servers, units_out, listed)
+        await consult(ctx, servers)  # what the manager loaded, where it knows
     return servers
 
 
