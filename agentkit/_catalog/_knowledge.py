@@ -32,7 +32,7 @@ FP8_KV_FORMATS: dict[str, str] = {
     "fp8": "e4m3",
     "fp8_e4m3": "e4m3",
     "fp8_e5m2": "e5m2",
-    "fp8_ds_mla": "DeepSeek sparse-MLA FP8 layout",
+    "fp8_ds_mla": "sparse-MLA FP8 layout",
     "fp8_inc": "Intel Gaudi FP8",
 }
 
