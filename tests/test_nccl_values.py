@@ -26,6 +26,11 @@ def test_the_names_come_from_nccls_source() -> None:
         assert not nv.known(name), name
     got = nv.reading("NCCL_PROTOCOL", "LL")
     assert not got.known and "no effect" in got.effect and "NCCL_PROTO" in got.effect
+    # read by 2.18 to 2.29 (src/transport/shm.cc), gone in 2.30: a server on 2.27 still reads it
+    assert doc["no_longer_read"]["NCCL_SHM_USE_CUDA_MEMCPY"]["releases"][-1] == "2.29.7"
+    got = nv.reading("NCCL_SHM_USE_CUDA_MEMCPY", "1")
+    assert got.known and got.valid and "no longer reads it" in got.effect
+    assert doc["variables"]["NCCL_PROTO"]["releases"][0] == "2.18.6"
 
 
 def test_list_values_as_nccl_parses_them() -> None:

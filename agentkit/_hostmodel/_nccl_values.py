@@ -46,7 +46,8 @@ def params() -> dict[str, Any]:
 
 
 def known(name: str) -> bool:
-    return name in params()["variables"]
+    """Whether a scanned NCCL release reads the name (older ones too: servers run them)."""
+    return name in params()["variables"] or name in params()["no_longer_read"]
 
 
 def near(name: str) -> str | None:
@@ -187,9 +188,15 @@ def reading(name: str, value: str, env: dict[str, str] | None = None) -> Reading
     env = env or {}
     if not known(name):
         hint = near(name)
-        return Reading(False, False, f"NCCL {params()['nccl_version']} reads no variable of "
-                                     f"that name, so it has no effect"
+        scanned = params()["releases_scanned"]
+        return Reading(False, False, f"no NCCL release from {scanned[0]} to {scanned[-1]} "
+                                     "reads a variable of that name, so it has no effect"
                                      + (f" (did you mean {hint}?)" if hint else ""))
+    old = params()["no_longer_read"].get(name)
+    if old is not None:
+        return Reading(True, True, f"read by NCCL {old['releases'][0]} to "
+                                   f"{old['releases'][-1]} only; NCCL "
+                                   f"{params()['nccl_version']} no longer reads it")
     if name in ("NCCL_PROTO", "NCCL_ALGO"):
         elems = PROTOS if name == "NCCL_PROTO" else ALGOS
         got = parse_list(value, elems)

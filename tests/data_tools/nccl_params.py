@@ -2,13 +2,15 @@
 names, defaults, file:line, releases) from an NCCL source tree. Facts only: it reads NCCL's
 source but writes no code and builds nothing.
 
-    python -m tests.data_tools.nccl_params GIT_DIR [--commit REV]
+    python -m tests.data_tools.nccl_params GIT_DIR [--commit REV] [--oldest 2.18]
 
 GIT_DIR is a clone (bare or not) of github.com/NVIDIA/nccl. Names are taken from what the C++
 sources under src/ read: ``NCCL_PARAM(Name, "X", default)`` (read as ``NCCL_X``),
 ``DEFINE_NCCL_PARAM(name, type, NCCL_X, default, ...)``, ``ncclGetEnv("NCCL_X")``,
 ``getenv("NCCL_X")`` and the two names ``ncclGetLevel`` is given. Build-time scripts (.py)
 and bundled third-party code that reads its own prefix (DOCA_) are not NCCL's runtime.
+The last release of each minor version from --oldest on is scanned as well, so that a name only
+an older NCCL reads (servers pin older NCCLs) is recorded under no_longer_read, not as a typo.
 """
 
 from __future__ import annotations
@@ -90,37 +92,86 @@ def scan(path: str, text: str, found: dict[str, dict]) -> None:
         add(m.group(2), "ncclGetLevel", m.start())
 
 
+def _version(gitdir: str, rev: str) -> str:
+    v = dict(re.findall(r"^(NCCL_MAJOR|NCCL_MINOR|NCCL_PATCH)\s*:=\s*(\d+)",
+                        git(gitdir, "show", f"{rev}:makefiles/version.mk"), re.M))
+    return f"{v['NCCL_MAJOR']}.{v['NCCL_MINOR']}.{v['NCCL_PATCH']}"
+
+
+def _sources(gitdir: str, rev: str) -> dict[str, str]:
+    """Every runtime source file under src/ at rev, read in one git cat-file batch."""
+    files = [f for f in git(gitdir, "ls-tree", "-r", "--name-only", rev, "src").splitlines()
+             if f.endswith(SOURCE_EXT) and "/doca-gpunetio/" not in f]
+    out = subprocess.run(["git", "--git-dir", gitdir, "cat-file", "--batch"], check=True,
+                         input="".join(f"{rev}:{f}\n" for f in files).encode(),
+                         capture_output=True).stdout
+    texts, pos = {}, 0
+    for f in files:
+        header_end = out.index(b"\n", pos)
+        size = int(out[pos:header_end].split()[2])
+        texts[f] = out[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
+        pos = header_end + 1 + size + 1
+    return texts
+
+
+def _releases(gitdir: str, oldest: str) -> list[str]:
+    """The last tag of each minor release from ``oldest`` on (v2.18.6-1, v2.19.4-1, ...)."""
+    last: dict[tuple[int, int], tuple[int, str]] = {}
+    for tag in git(gitdir, "tag").split():
+        m = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)-\d+", tag)
+        if m and (int(m[1]), int(m[2])) >= tuple(map(int, oldest.split(".")[:2])):
+            key = (int(m[1]), int(m[2]))
+            last[key] = max(last.get(key, (-1, "")), (int(m[3]), tag))
+    return [last[k][1] for k in sorted(last)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gitdir")
     ap.add_argument("--commit", default="HEAD")
+    ap.add_argument("--oldest", default="2.18", help="oldest minor release scanned for names")
     a = ap.parse_args(argv)
     rev = git(a.gitdir, "rev-parse", a.commit).strip()
-    version = dict(re.findall(r"^(NCCL_MAJOR|NCCL_MINOR|NCCL_PATCH)\s*:=\s*(\d+)",
-                              git(a.gitdir, "show", f"{rev}:makefiles/version.mk"), re.M))
-    files = [f for f in git(a.gitdir, "ls-tree", "-r", "--name-only", rev, "src").splitlines()
-             if f.endswith(SOURCE_EXT) and "/doca-gpunetio/" not in f]
+    version = _version(a.gitdir, rev)
     found: dict[str, dict] = {}
     read_from = []
-    for f in files:
-        text = git(a.gitdir, "show", f"{rev}:{f}")
+    for f, text in _sources(a.gitdir, rev).items():
         before = sum(len(r["at"]) for r in found.values())
         scan(f, text, found)
         if sum(len(r["at"]) for r in found.values()) > before:
             read_from.append(f)
+    # Servers run older NCCLs: a name an older release read is not a typo there.
+    seen: dict[str, list[str]] = {k: [version] for k in found}
+    releases = [t for t in _releases(a.gitdir, a.oldest) if _version(a.gitdir, t) != version]
+    for tag in releases:
+        older: dict[str, dict] = {}
+        for f, text in _sources(a.gitdir, tag).items():
+            scan(f, text, older)
+        for k in older:
+            seen.setdefault(k, []).append(_version(a.gitdir, tag))
+    for k, row in found.items():
+        row["releases"] = sorted(seen[k], key=lambda v: tuple(map(int, v.split("."))))
+    gone = {k: {"releases": sorted(v, key=lambda v: tuple(map(int, v.split("."))))}
+            for k, v in seen.items() if k not in found}
     doc = {
         "about": "Every environment variable NCCL's runtime (src/) reads, extracted from its "
                  "source by tests/data_tools/nccl_params.py; default is the macro's default "
-                 "as written in the source (null where the variable is read as a string).",
-        "nccl_version": f"{version['NCCL_MAJOR']}.{version['NCCL_MINOR']}.{version['NCCL_PATCH']}",
+                 "as written in the source (null where the variable is read as a string); "
+                 "releases are the scanned releases (the last of each minor) that read it; "
+                 "no_longer_read: names only older releases read.",
+        "nccl_version": version,
         "source": "https://github.com/NVIDIA/nccl",
         "commit": rev,
+        "releases_scanned": sorted({version, *(_version(a.gitdir, t) for t in releases)},
+                                   key=lambda v: tuple(map(int, v.split(".")))),
         "files": read_from,
         "variables": {k: found[k] for k in sorted(found)},
+        "no_longer_read": {k: gone[k] for k in sorted(gone)},
     }
     OUT_JSON.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(found)} variables from {len(read_from)} files at {rev[:12]} "
-          f"(NCCL {doc['nccl_version']})", file=sys.stderr)
+          f"(NCCL {version}); {len(gone)} more only in {releases[0] if releases else '-'}.."
+          f"{releases[-1] if releases else '-'}", file=sys.stderr)
     return 0
 
 
