@@ -14,6 +14,11 @@ compare them with that code compiled:
 - every ``NCCL_PARAM`` integer: ``ncclLoadParam`` (src/misc/param.cc), ``strtoll(s, 0, 0)``
   (decimal, 0x hex, 0 octal; text after the number ignored; no number reads as 0); out of
   range falls back to the default.
+
+The parsers follow NCCL 2.30.7. Across the releases scanned (2.18 on) parseList reads values the
+same way since 2.24 (only its memory handling changed); before 2.24 it had no ``function:``
+prefixes. ncclGetLevel is the same since 2.18; its names grew (C2C in 2.26, P2C in 2.27). The
+nccl-env task does not know the server's NCCL release, so these differences are not applied.
 """
 
 from __future__ import annotations
