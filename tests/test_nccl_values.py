@@ -61,3 +61,9 @@ def test_levels_as_nccl_parses_them() -> None:
     assert nv.parse_int("010", -2) == 8 and nv.parse_int("0x10", -2) == 16
     assert nv.parse_int("abc", -2) == 0 and nv.parse_int("", -2) == -2
     assert nv.parse_int("99999999999999999999", -2) == -2
+    assert not nv.reading("NCCL_IB_DISABLE", "true").valid  # reads 0: IB stays on
+    assert "as 0" in nv.reading("NCCL_IB_DISABLE", "yes").effect
+    assert nv.reading("NCCL_MIN_NCHANNELS", "16 ") == nv.Reading(True, True, "")
+    assert "octal" in nv.reading("NCCL_MIN_NCHANNELS", "010").effect
+    assert not nv.reading("NCCL_MIN_NCHANNELS", "").valid
+    assert nv.reading("NCCL_MIN_NCHANNELS", "16abc").valid  # NCCL uses 16

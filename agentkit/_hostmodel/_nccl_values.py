@@ -183,8 +183,32 @@ def _level_words(name: str, value: str, level: int) -> Reading:
         return Reading(True, False, f"NCCL does not recognise {value!r} (names are "
                                     f"case-sensitive: {', '.join(PATHS)}, or numbers 0-5) and "
                                     "ignores it without a message, keeping its own default")
-    how = "" if value in PATHS else f" (old numbering: {value} means {PATHS[level]})"
-    return Reading(True, True, f"NCCL uses {PATHS[level]}{how}")
+    if value in PATHS:
+        return Reading(True, True, "")  # read as written: nothing to add
+    return Reading(True, True, f"NCCL uses {PATHS[level]} (old numbering: {value!r} means "
+                               f"{PATHS[level]})")
+
+
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(0[xX][0-9a-fA-F]|[0-9])")
+_LITERAL = re.compile(r"[ \t\n\v\f\r]*[+-]?(0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)[ \t\n\v\f\r]*")
+
+
+def _int_reading(value: str, default: str) -> Reading:
+    """An NCCL_PARAM integer as ncclLoadParam reads it: in effect unless empty, out of range
+    (default) or without a number at all (strtoll gives 0: "true" turns nothing on)."""
+    if not value:
+        return Reading(True, False, f"empty, so NCCL uses its default ({default})")
+    n, overflow = strtol(value, INT64)
+    if overflow:
+        return Reading(True, False, f"out of range, so NCCL uses its default ({default})")
+    if not _NUMBER.match(value):
+        return Reading(True, False, f"NCCL reads {value!r} as 0: it takes only integers "
+                                    "(strtoll), so a word like true or yes means 0")
+    if _LITERAL.fullmatch(value):
+        return Reading(True, True, "")  # read as written: nothing to add
+    why = ("a leading 0 makes strtoll read octal" if re.match(r"\s*[+-]?0[0-7]", value)
+           and not re.match(r"\s*[+-]?0[xX]", value) else "strtoll stops at the first non-digit")
+    return Reading(True, True, f"NCCL reads {value!r} as {n} ({why})")
 
 
 def reading(name: str, value: str, env: dict[str, str] | None = None) -> Reading:
@@ -221,14 +245,6 @@ def reading(name: str, value: str, env: dict[str, str] | None = None) -> Reading
                        f"NCCL reads {value!r} as {_c_int(strtol(value)[0])}, not 1, so "
                        "peer-to-peer stays on")
     row = params()["variables"][name]
-    if "NCCL_PARAM" in row["read_by"] and re.fullmatch(r"-?\d+", str(row["default"])):
-        default = int(row["default"])
-        n, overflow = strtol(value, INT64)
-        if not value:
-            return Reading(True, True, f"empty, so NCCL uses its default {default}")
-        if overflow:
-            return Reading(True, False, f"out of range: NCCL uses its default {default}")
-        exact = re.fullmatch(r"[ \t]*[+-]?(0[xX][0-9a-fA-F]+|\d+)", value)
-        return Reading(True, exact is not None, f"NCCL reads {n}" if exact else
-                       f"NCCL reads {value!r} as {n} (strtoll stops at the first non-digit)")
+    if "NCCL_PARAM" in row["read_by"]:
+        return _int_reading(value, str(row["default"]))
     return Reading(True, True, "")
