@@ -1,7 +1,7 @@
 """NCCL's own reading of its environment: which names it reads (nccl_params.json, extracted
 from NCCL's source by tests/data_tools/nccl_params.py) and how it parses the values that
-matter for tuning, each parser mirroring NCCL's C code so that tests/test_nccl_values.py can
-compare them with that code compiled:
+matter for tuning, each parser mirroring NCCL's C code (tests/test_nccl_values.py compares
+them with what NCCL's own code gave on the inputs of tests/data/nccl_value_vectors.json):
 
 - ``NCCL_PROTO``/``NCCL_ALGO``: ``parseList`` (src/graph/tuning.cc). ``;``-separated entries,
   each ``[function:]elem,elem`` or ``^elem,...`` (all but those); names compared with
