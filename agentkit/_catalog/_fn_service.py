@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from .._hostmodel import NOT_TUNING, HostModel, Server, build_host_model, journal_argv
+from .._hostmodel import _nccl_values as nccl_values
 from ._knowledge import NCCL_VARS
 from ._recipe import RecipeContext, StepFailed, recipe_function
 
@@ -103,16 +104,20 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     source line and meaning. Needs: serving_unit."""
     ctx.need("unit", "serving_unit")
     server: Server = ctx.vars["server"]
-    rows = []
-    for s in sorted(server.nccl.values(), key=lambda s: (s.source, s.line)):
-        row = s.as_dict()
-        row["meaning"] = NCCL_VARS.get(s.name, "not a variable agentkit knows; see NCCL docs")
-        rows.append(row)
-    tuning = [r for r in rows if r["name"] not in NOT_TUNING]
+    rows = _rows(server)
+    literal = {n for n, _ in _literal(server)}  # reported as conflicts, with their reason
+    tuning = [r for r in rows if r["name"] not in NOT_TUNING and r["known"]
+              and (r["valid"] or r["name"] in literal)]
+    invalid = [r for r in rows if r["name"] not in NOT_TUNING and r["known"]
+               and not r["valid"] and r["name"] not in literal]
+    unread = [r for r in rows if r["name"] not in NOT_TUNING and not r["known"]]
     other = [r for r in rows if r["name"] in NOT_TUNING]
     ctx.fact("nccl_settings", rows, [r["evidence_id"] for r in rows])
     ctx.fact("nccl_tuning", tuning, [r["evidence_id"] for r in tuning])
+    ctx.fact("nccl_invalid", invalid, [r["evidence_id"] for r in invalid])
+    ctx.fact("nccl_unread", unread, [r["evidence_id"] for r in unread])
     ctx.fact("nccl_other", other, [r["evidence_id"] for r in other])
+    _premises(ctx, server)
     removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where}
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
@@ -127,6 +132,39 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),
                               *server.nccl_checked], ctx.facts["unit"].evidence)
     return rows
+
+
+def _rows(server: Server) -> list[dict[str, Any]]:
+    """Each NCCL_* setting with what NCCL's own code makes of it (_nccl_values)."""
+    env = {k: s.value for k, s in server.nccl.items()}
+    rows = []
+    for s in sorted(server.nccl.values(), key=lambda s: (s.source, s.line)):
+        row = s.as_dict()
+        got = nccl_values.reading(s.name, s.value, env)
+        row["meaning"] = NCCL_VARS.get(s.name) or (
+            "read by NCCL (its source names it); agentkit keeps no summary of what it does"
+            if got.known else got.effect)
+        row.update(known=got.known, valid=got.valid, effect=got.effect)
+        rows.append(row)
+    return rows
+
+
+def _premises(ctx: RecipeContext, server: Server) -> None:
+    """Facts that sentences about the topology rest on: the peer-to-peer level NCCL will use
+    (NCCL_P2P_DISABLE, then NCCL_P2P_LEVEL, parsed as NCCL does) and whether the serving
+    command turns custom allreduce off."""
+    disable, level = server.nccl.get("NCCL_P2P_DISABLE"), server.nccl.get("NCCL_P2P_LEVEL")
+    got = nccl_values.parse_p2p(disable.value if disable else None,
+                                level.value if level else None)
+    used = disable if got == 0 and disable is not None else level
+    name = nccl_values.PATHS[got] if got >= 0 else None
+    ctx.fact("nccl_p2p_level", {"level": name, "set_by": used.name if used and name else None,
+                                "value": used.value if used and name else None,
+                                "where": used.where if used and name else None,
+                                "default": "PXB"},
+             list(used.evidence) if used and name else [])
+    ctx.fact("nccl_custom_ar_flag_off", bool(server.flags.get("disable_custom_all_reduce")),
+             list(server.argv_evidence))
 
 
 def _not_carried(ctx: RecipeContext, server: Server) -> None:
@@ -163,16 +201,23 @@ _NO_EXPANSION = {
 }
 
 
+def _literal(server: Server) -> list[tuple[str, str]]:
+    """Settings whose value still holds a $ reference nothing expanded, with the reason."""
+    return [(name, _NO_EXPANSION.get(server.runtime, "nothing expanded it"))
+            for name, s in sorted(server.nccl.items())
+            if "$" in s.value and s.origin != "start script"]
+
+
 def _conflicts(server: Server) -> list[tuple[str, list[str]]]:
     """Settings that switch off what other settings tune (NCCL's env documentation)."""
     out = []
-    for name, setting in sorted(server.nccl.items()):
-        if "$" in setting.value and setting.origin != "start script":
-            why = _NO_EXPANSION.get(server.runtime, "nothing expanded it")
-            out.append((f"{name}={setting.value} ({setting.where}) reaches NCCL literally: "
-                        f"{why}, and NCCL cannot use that value", list(setting.evidence)))
+    for name, why in _literal(server):
+        setting = server.nccl[name]
+        out.append((f"{name}={setting.value} ({setting.where}) reaches NCCL literally: "
+                    f"{why}, and NCCL cannot use that value", list(setting.evidence)))
     p2p_off = server.nccl.get("NCCL_P2P_DISABLE")
-    if p2p_off is not None and p2p_off.value.strip().lower() in ("1", "true", "yes"):
+    # NCCL counts NCCL_P2P_DISABLE only when strtol reads 1 ("true" or "yes" read as 0)
+    if p2p_off is not None and nccl_values.parse_p2p(p2p_off.value, None) == 0:
         level = server.nccl.get("NCCL_P2P_LEVEL")
         text = (f"NCCL_P2P_DISABLE=1 ({p2p_off.where}) turns off GPU peer-to-peer, so data "
                 "between GPUs goes through host memory")

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._hostmodel import Server
 from ._fn_sglang import sglang_kv
+from ._knowledge import FP8_KV_FORMATS
 from ._recipe import RecipeContext, StepFailed, recipe_function
 from ._vllm_source import BackendInfo, backend_info, backend_priorities, registry_paths
 
@@ -215,8 +216,39 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     ctx.fact("kv_dtype_guarded", [{"name": r["name"], "guards": r["guards"]} for r in guarded],
              [e for r in guarded for e in evidence[r["name"]]])
     _ = fn_line
+    _fp8_names(ctx, target, cc_ok, fp8_ev, rec.value if rec else None,
+               rec.evidence if rec else [])
     _kv_verdict(ctx, target, chosen is not None, fp8_ev)
     return {"backends": rows}
+
+
+def _fp8_names(ctx: RecipeContext, target: str, eligible: list[dict[str, Any]],
+               ev: list[str], rec: Any, rec_ev: list[str]) -> None:
+    """Every FP8 KV dtype each eligible backend lists (e5m2 is FP8 too), the FP8 format the
+    checkpoint's KV scales are for, and the backends that accept FP8 only in another format
+    than the one asked for. Sets: kv_fp8_listed, kv_scales, kv_other_fp8."""
+    listed = [{"name": r["name"], "dtypes": [d for d in r["kv_dtypes"] or []
+                                              if d.startswith("fp8")]} for r in eligible]
+    listed = [x for x in listed if x["dtypes"]]
+    ctx.fact("kv_fp8_listed", listed, ev)
+    # ModelOpt's kv_cache_quant_algo FP8 and compressed-tensors' kv_cache_scheme
+    # {type: float, num_bits: 8} both store e4m3 scales; an explicit e5m2 name says otherwise.
+    fmt = None if not rec else ("e5m2" if "e5m2" in str(rec).lower() else "e4m3")
+    flags = [d for d, f in FP8_KV_FORMATS.items() if f == fmt and d in ("fp8", "fp8_e4m3",
+                                                                         "fp8_e5m2")]
+    want = FP8_KV_FORMATS.get(target)
+    ctx.fact("kv_scales", {"format": fmt, "flags": flags, "recommended": rec,
+                           "target_format": want,
+                           "mismatch": bool(fmt and want and want != fmt)}, rec_ev)
+    other = [{"name": r["name"], "guards": [g["message"] for g in r["guards"]],
+              "dtypes": [d for d in r["kv_dtypes"] or [] if d.startswith("fp8")
+                         and FP8_KV_FORMATS.get(d) != want]}
+             for r in eligible if not r["accepts_target"]]
+    other = [o for o in other if o["dtypes"]]
+    for o in other:
+        o["e5m2"] = "fp8_e5m2" in o["dtypes"]
+    ctx.fact("kv_other_fp8", other, ev)
+    ctx.fact("kv_other_fp8_usable", any(not o["guards"] for o in other), ev)
 
 
 def _other_engine(ctx: RecipeContext, engine: str, reason: str = "") -> dict[str, Any]:
@@ -280,7 +312,10 @@ def _judge(b: BackendInfo, target: str, use_sparse: bool) -> dict[str, Any]:
     if dtypes is None:
         reasons.append("supported_kv_cache_dtypes not found: undetermined")
     elif not accepts_target:
-        reasons.append(f"supported_kv_cache_dtypes is {dtypes}: no {target}")
+        fp8 = [d for d in dtypes if d.startswith("fp8")]
+        reasons.append(f"supported_kv_cache_dtypes is {dtypes}: "
+                       + (f"it lists {', '.join(fp8)} but not {target}" if fp8 else
+                          f"no {target}"))
     guards = [{"file": b.module_path, "line": g.line, "message": g.message} for g in b.guards]
     if guards:
         reasons += [f"raises NotImplementedError({g['message']!r}) at {b.module_path}:{g['line']}"

@@ -25,6 +25,17 @@ NCCL_VARS: dict[str, str] = {
     "NCCL_DEBUG_SUBSYS": "which subsystems log at INFO",
 }
 
+# vLLM's FP8 KV-cache dtype names and the 8-bit float format each stores (CacheConfig's
+# cache_dtype docs: "CUDA 11.8+ supports fp8 (=fp8_e4m3) and fp8_e5m2"). A backend's
+# supported_kv_cache_dtypes is matched literally, so fp8 and fp8_e4m3 are separate names there.
+FP8_KV_FORMATS: dict[str, str] = {
+    "fp8": "e4m3",
+    "fp8_e4m3": "e4m3",
+    "fp8_e5m2": "e5m2",
+    "fp8_ds_mla": "sparse-MLA FP8 layout",
+    "fp8_inc": "Intel Gaudi FP8",
+}
+
 # Config keys by meaning, first match wins (MLA-style MoE configs, Mixtral-style, …).
 ARCH_KEYS: dict[str, tuple[str, ...]] = {
     "num_hidden_layers": ("num_hidden_layers", "n_layers", "num_layers"),

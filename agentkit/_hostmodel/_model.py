@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._nccl_values import known
 from ._state import State
 
 # NCCL variables that change nothing about speed: logging, and the pointer to a config file.
@@ -112,7 +113,8 @@ class Server:
 
     @property
     def tuning(self) -> dict[str, Setting]:
-        return {k: v for k, v in self.nccl.items() if k not in NOT_TUNING}
+        """NCCL_* settings that can tune NCCL: not logging, and a name NCCL reads at all."""
+        return {k: v for k, v in self.nccl.items() if k not in NOT_TUNING and known(k)}
 
     @property
     def evidence(self) -> list[str]:
