@@ -1,0 +1,149 @@
+"""The exact change, never applied: the systemd drop-in (or Compose / Kubernetes snippet) that
+carries NCCL tuning another server on the host has to the current server that lacks it, or
+that enables an FP8 KV cache where the installed engine accepts it, with the restart it needs.
+
+agentkit stays read-only: this is text in the answer. The drop-in is written in systemd's own
+syntax (systemd.syntax(7), systemd.service(5)): ``Environment="NAME=VALUE"`` with ``\\`` and
+``"`` escaped; an ``ExecStart=`` override starts with an empty ``ExecStart=`` (which clears the
+list) and escapes ``%`` as ``%%`` (specifiers) and ``$`` as ``$$`` (variable expansion). The
+tests check it offline with ``systemd-analyze verify`` on a copy of the unit tree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._hostmodel import Server
+from ._recipe import RecipeContext, recipe_function
+
+_DROPIN_NCCL = "90-nccl-tuning.conf"
+_DROPIN_KV = "90-kv-cache-fp8.conf"
+
+
+def systemd_word(word: str) -> str:
+    """One ExecStart= argument as systemd reads it back: quoted when it has to be."""
+    word = word.replace("%", "%%").replace("$", "$$")
+    if word and not re.search(r"[\s\"'\\;]", word):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def env_assignment(name: str, value: str) -> str:
+    """``Environment=`` line; quoted so spaces and specifiers survive."""
+    text = f"{name}={value}".replace("%", "%%").replace("\\", "\\\\").replace('"', '\\"')
+    return f'Environment="{text}"'
+
+
+def nccl_dropin(settings: list[tuple[str, str]]) -> str:
+    lines = ["# Carries the NCCL tuning over from the earlier deployment (written by agentkit,",
+             "# not applied)", "[Service]"]
+    return "\n".join(lines + [env_assignment(k, v) for k, v in settings]) + "\n"
+
+
+def exec_dropin(argv: list[str]) -> str:
+    lines = ["# Enables the FP8 KV cache (written by agentkit, not applied)", "[Service]",
+             "ExecStart=", "ExecStart=" + " ".join(systemd_word(a) for a in argv)]
+    return "\n".join(lines) + "\n"
+
+
+def with_kv_flag(argv: list[str], dtype: str) -> list[str]:
+    """The serving command with ``--kv-cache-dtype`` set to ``dtype`` (replaced if given)."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "--kv-cache-dtype":
+            skip = True
+            continue
+        if a.startswith("--kv-cache-dtype="):
+            continue
+        out.append(a)
+    return [*out, "--kv-cache-dtype", dtype]
+
+
+def _unit_dir(server: Server) -> str:
+    # A drop-in for the unit name, in /etc (admin's directory, read after /usr/lib).
+    return f"/etc/systemd/system/{server.name}.d"
+
+
+def _compose_env(server: Server, settings: list[tuple[str, str]]) -> str:
+    body = "".join(f'      {k}: "{v}"\n' for k, v in settings)
+    return f"services:\n  {server.compose_service}:\n    environment:\n{body}"
+
+
+def _k8s_env(server: Server, settings: list[tuple[str, str]]) -> str:
+    container = server.name.split(":", 1)[1] if ":" in server.name else "CONTAINER"
+    body = "".join(f"        - name: {k}\n          value: \"{v}\"\n" for k, v in settings)
+    return ("spec:\n  template:\n    spec:\n      containers:\n"
+            f"      - name: {container}\n        env:\n{body}")
+
+
+def nccl_change(server: Server, settings: list[tuple[str, str]], source: str
+                ) -> dict[str, Any] | None:
+    """The snippet that sets ``settings`` for ``server``, by its runtime; None for a runtime
+    agentkit writes no snippet for."""
+    what = f"carry {', '.join(f'{k}={v}' for k, v in settings)} over from {source}"
+    if server.runtime == "systemd":
+        path = f"{_unit_dir(server)}/{_DROPIN_NCCL}"
+        return {"what": what, "kind": "systemd drop-in", "path": path,
+                "text": nccl_dropin(settings),
+                "apply": f"systemctl daemon-reload && systemctl restart {server.name}",
+                "verify": f"systemd-analyze verify {server.name}"}
+    if server.runtime == "compose" and server.compose_service:
+        proj = f" -p {server.compose_project}" if server.compose_project else ""
+        return {"what": what, "kind": "Compose override", "path": "compose.override.yaml",
+                "text": _compose_env(server, settings),
+                "apply": f"docker compose{proj} up -d {server.compose_service} "
+                         "(recreates the container)",
+                "verify": f"docker compose{proj} config"}
+    if server.runtime == "kubernetes":
+        workload = server.name.split(":", 1)[0]
+        return {"what": what, "kind": "Kubernetes strategic-merge patch", "path": "patch.yaml",
+                "text": _k8s_env(server, settings),
+                "apply": f"kubectl patch {workload} --patch-file patch.yaml (rolls the pods)",
+                "verify": f"kubectl patch {workload} --patch-file patch.yaml --dry-run=server"}
+    return None
+
+
+def kv_change(server: Server, dtype: str) -> dict[str, Any] | None:
+    """The drop-in that adds ``--kv-cache-dtype`` to a systemd unit's own ExecStart=; None
+    where the command is elsewhere (a wrapper script, a container)."""
+    if server.runtime != "systemd" or server.script or not server.argv:
+        return None
+    path = f"{_unit_dir(server)}/{_DROPIN_KV}"
+    return {"what": f"enable an {dtype} KV cache", "kind": "systemd drop-in", "path": path,
+            "text": exec_dropin(with_kv_flag(server.argv, dtype)),
+            "apply": f"systemctl daemon-reload && systemctl restart {server.name}",
+            "verify": f"systemd-analyze verify {server.name}"}
+
+
+@recipe_function("exact_change")
+async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
+    """Snippets for what should be carried over or enabled, never applied. Uses
+    nccl_not_carried (nccl_settings) and kv_verdict (kv_cache_support) when they ran.
+    Sets: changes (a list; empty when nothing is to change)."""
+    server: Server | None = ctx.vars.get("server")
+    if server is None:
+        return []
+    changes, ev = [], []
+    lost = ctx.facts.get("nccl_not_carried")
+    rows = [r for r in (lost.value if lost else []) if r["missing"]]
+    if len(rows) == 1:  # two other servers with different tuning: which to carry is a choice
+        row = rows[0]
+        settings = [(m["name"], str(m["value"])) for m in row["missing"]]
+        change = nccl_change(server, settings, row["server"])
+        if change:
+            changes.append(change)
+            ev += lost.evidence if lost else []
+    verdict = ctx.facts.get("kv_verdict")
+    target = ctx.facts.get("kv_target_dtype")
+    if verdict is not None and verdict.value == "yes" and target is not None:
+        change = kv_change(server, str(target.value))
+        if change:
+            changes.append(change)
+            ev += verdict.evidence + ctx.facts["exec_start"].evidence
+    ctx.fact("changes", changes, ev)
+    return changes
