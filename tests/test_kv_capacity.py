@@ -243,3 +243,27 @@ def test_any_argument_quotes_to_a_valid_execstart(tmp_path_factory: Any,
     tmp = tmp_path_factory.mktemp("q")
     text = exec_dropin(["/opt/vllm/venv/bin/vllm", "serve", *words])
     assert _verify(tmp, text, "90-kv.conf") == []
+
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed: the command cannot be "
+                    "checked offline here")
+def test_kubectl_set_env_applies_offline_to_the_examples_manifest() -> None:
+    from agentkit._catalog._fn_change import nccl_change
+    from agentkit._hostmodel import Server
+
+    manifest = EXAMPLE.parent / "k8s-vllm/opt/llm-serving/k8s/vllm-llama.yaml"
+    server = Server(name="deployment/vllm-llama33", path=str(manifest), files=[], argv=[],
+                    argv_source="", argv_line=0, argv_evidence=[], env={},
+                    runtime="kubernetes", notes=["namespace llm"])
+    change = nccl_change(server, [("NCCL_ALGO", "Ring"), ("NCCL_MIN_NCHANNELS", "8")], "x")
+    assert change is not None
+    assert change["text"] == ("kubectl set env -n llm deployment/vllm-llama33 NCCL_ALGO=Ring "
+                              "NCCL_MIN_NCHANNELS=8")
+    out = subprocess.run(change["verify"].split(), capture_output=True, text=True, timeout=60,
+                         check=True).stdout
+    env = out.split("env:", 1)[1]
+    assert "- name: NCCL_ALGO\n          value: Ring" in env
+    assert "- name: NCCL_MIN_NCHANNELS\n          value: \"8\"" in env

@@ -104,6 +104,9 @@ async def kv_capacity(ctx: RecipeContext) -> dict[str, Any]:
                      tokens_fp8=c_fp8.tokens, conc_fp8=round(c_fp8.concurrency, 2),
                      gain=round(c_fp8.tokens / c_now.tokens, 2) if c_now.tokens else None)
     ev += _check(value, cap, log, now)
+    if value.get("check") == "consistent":  # the engine's own count is exact (its paging)
+        value["tokens_now"] = value["logged_tokens"]
+        value["conc_now"] = value.get("logged_conc", value.get("conc_now"))
     ctx.fact("kv_capacity", value, ev)
     return value
 

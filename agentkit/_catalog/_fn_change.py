@@ -11,7 +11,9 @@ tests check it offline with ``systemd-analyze verify`` on a copy of the unit tre
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from typing import Any
 
 from .._hostmodel import Server
@@ -70,15 +72,20 @@ def _unit_dir(server: Server) -> str:
 
 
 def _compose_env(server: Server, settings: list[tuple[str, str]]) -> str:
-    body = "".join(f'      {k}: "{v}"\n' for k, v in settings)
-    return f"services:\n  {server.compose_service}:\n    environment:\n{body}"
+    # JSON is YAML: one line that survives being quoted in a sentence
+    env = {k: v for k, v in settings}
+    return json.dumps({"services": {server.compose_service: {"environment": env}}})
 
 
-def _k8s_env(server: Server, settings: list[tuple[str, str]]) -> str:
-    container = server.name.split(":", 1)[1] if ":" in server.name else "CONTAINER"
-    body = "".join(f"        - name: {k}\n          value: \"{v}\"\n" for k, v in settings)
-    return ("spec:\n  template:\n    spec:\n      containers:\n"
-            f"      - name: {container}\n        env:\n{body}")
+def _k8s_set_env(server: Server, settings: list[tuple[str, str]], local: str = "") -> str:
+    """``kubectl set env`` for the workload's container (all of them when it has one)."""
+    workload, _, container = server.name.partition(":")
+    ns = next((n.split(" ", 1)[1] for n in server.notes if n.startswith("namespace ")), "")
+    target = f"--local -f {local}" if local else workload
+    parts = ["kubectl set env", f"-n {ns}" if ns and not local else "", target,
+             f"-c {container}" if container else "",
+             " ".join(shlex.quote(f"{k}={v}") for k, v in settings), "-o yaml" if local else ""]
+    return " ".join(p for p in parts if p)
 
 
 def nccl_change(server: Server, settings: list[tuple[str, str]], source: str
@@ -94,17 +101,17 @@ def nccl_change(server: Server, settings: list[tuple[str, str]], source: str
                 "verify": f"systemd-analyze verify {server.name}"}
     if server.runtime == "compose" and server.compose_service:
         proj = f" -p {server.compose_project}" if server.compose_project else ""
-        return {"what": what, "kind": "Compose override", "path": "compose.override.yaml",
+        # compose.override.yaml beside the project's file is merged over it by default
+        where = server.path.rsplit("/", 1)[0] if "/" in server.path else "."
+        return {"what": what, "kind": "Compose override", "path": f"{where}/compose.override.yaml",
                 "text": _compose_env(server, settings),
-                "apply": f"docker compose{proj} up -d {server.compose_service} "
-                         "(recreates the container)",
+                "apply": f"docker compose{proj} up -d {server.compose_service}",
                 "verify": f"docker compose{proj} config"}
     if server.runtime == "kubernetes":
-        workload = server.name.split(":", 1)[0]
-        return {"what": what, "kind": "Kubernetes strategic-merge patch", "path": "patch.yaml",
-                "text": _k8s_env(server, settings),
-                "apply": f"kubectl patch {workload} --patch-file patch.yaml (rolls the pods)",
-                "verify": f"kubectl patch {workload} --patch-file patch.yaml --dry-run=server"}
+        return {"what": what, "kind": "kubectl command", "path": server.path,
+                "text": _k8s_set_env(server, settings),
+                "apply": "running it updates the workload and rolls its pods",
+                "verify": _k8s_set_env(server, settings, local=server.path)}
     return None
 
 
