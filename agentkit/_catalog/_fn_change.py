@@ -149,7 +149,11 @@ async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
     target = ctx.facts.get("kv_target_dtype")
     if verdict is not None and verdict.value == "yes" and target is not None:
         change = kv_change(server, str(target.value))
-        if change:
+        load = ctx.facts.get("kv_load")
+        if change and load is not None and load.value.get("verdict") == "not-bound":
+            # possible, but the log shows no use for the capacity yet: say when it pays
+            change["only_if"] = "Should the load grow to fill the KV cache"
+            ev += load.evidence
             changes.append(change)
             ev += verdict.evidence + ctx.facts["exec_start"].evidence
     ctx.fact("changes", changes, ev)

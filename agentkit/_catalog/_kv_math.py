@@ -2,7 +2,7 @@
 so an answer can show it. Pure functions: no host access, no recipe context.
 
 KV bytes per token per GPU (what one token of context costs each GPU of the TP group):
-- MLA (DeepSeek-V2/V3 family, Kimi): each layer caches one latent of ``kv_lora_rank +
+- MLA (multi-head latent attention): each layer caches one latent of ``kv_lora_rank +
   qk_rope_head_dim`` values, shared by all heads, so it is replicated on every TP rank, not
   split: ``(kv_lora_rank + qk_rope_head_dim) x layers x bytes``.
 - GQA/MHA: K and V, ``num_key_value_heads`` heads (MHA: ``num_attention_heads``) of
