@@ -18,6 +18,8 @@ Hand computations (bytes per token per GPU):
   2 x 8 x 64 x 2 = 2,048 per layer; 12 full layers: 24,576 per token; one request of 8,192
   tokens: 12 x 2,048 x 8,192 + 12 x 2,048 x 128 = 204,472,320.
 - Kimi with layer 0 kept in bf16 and 60 layers in fp8: 576 x 2 + 576 x 60 = 35,712.
+- NVML fallback for the reference host: 97,887 MiB = 95.593 GiB x 0.92 = 87.945 GiB, less the
+  logged 67.41 GiB of weights: 20.535 GiB (above vLLM's own 16.83: activations, CUDA graphs).
 - PCIe Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.015 GB/s; Gen4 x16: 31.508; Gen3 x8: 7.877.
   NVLink 4 (H100, NV18): 18 x 25 = 450 GB/s.
 - Kimi allreduces: 122 per step x 14,336 B = 1,748,992 B per token; ring at TP 8 sends 14/8 of
@@ -109,6 +111,11 @@ def test_cross_check_accepts_the_logged_figure_and_reports_a_mismatch() -> None:
     bad = km.cross_check(16.83, 2, 257_152, 35_136, 64)
     assert not bad.consistent and round(bad.implied_bytes) == 70_274  # 18,071,074,897.92 / 257,152
     assert not km.cross_check(16.83, 2, 300_000, 70_272, 64).consistent
+
+
+def test_nvml_budget_is_an_upper_bound_of_vllms_figure() -> None:
+    gib = km.nvml_budget_gib(97_887, 0.92, 67.41)
+    assert gib == pytest.approx(20.535, abs=1e-3) and gib > 16.83
 
 
 def test_link_bandwidth() -> None:
@@ -270,3 +277,43 @@ def test_kubectl_set_env_applies_offline_to_the_examples_manifest() -> None:
     env = out.split("env:", 1)[1]
     assert "- name: NCCL_ALGO\n          value: Ring" in env
     assert "- name: NCCL_MIN_NCHANNELS\n          value: \"8\"" in env
+
+
+# vLLM's own rules, restated from its source (vllm/v1/kv_cache_interface.py page_size_bytes:
+# coef (1 for MLA's single latent, 2 for K and V) x block_size x num_kv_heads x head_size x
+# dtype size; vllm/v1/core/kv_cache_utils.py get_num_blocks: available // page_size //
+# num_layers; get_max_concurrency_for_kv_cache_config: num_blocks / cdiv(max_model_len,
+# block_size) for full attention; ModelConfig.get_num_kv_heads: max(1, total // tp); MLA keeps
+# one head of kv_lora_rank + qk_rope_head_dim on every rank).
+def _vllm_reference(cfg: dict[str, int], tp: int, dtype_size: int, available: int,
+                    block: int, max_len: int) -> tuple[int, float]:
+    if "kv_lora_rank" in cfg:
+        coef, heads, head_size = 1, 1, cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
+    else:
+        coef, heads, head_size = 2, max(1, cfg["num_key_value_heads"] // tp), cfg["head_dim"]
+    page = coef * block * heads * head_size * dtype_size
+    blocks = max(int(available // page // cfg["num_hidden_layers"]), 0)
+    return blocks * block, blocks / -(-max_len // block)
+
+
+_MLA = st.fixed_dictionaries({"num_hidden_layers": st.integers(1, 128),
+                              "kv_lora_rank": st.sampled_from([128, 256, 512, 1024]),
+                              "qk_rope_head_dim": st.sampled_from([32, 64, 128])})
+_GQA = st.fixed_dictionaries({"num_hidden_layers": st.integers(1, 128),
+                              "num_attention_heads": st.sampled_from([32, 64, 128]),
+                              "num_key_value_heads": st.sampled_from([1, 2, 4, 8, 16, 32]),
+                              "head_dim": st.sampled_from([64, 80, 128, 256])})
+
+
+@settings(max_examples=300, deadline=None)
+@given(cfg=st.one_of(_MLA, _GQA), tp=st.sampled_from([1, 2, 4, 8, 16]),
+       dtype_size=st.sampled_from([1, 2, 4]), available=st.integers(0, 200 * km.GIB),
+       block=st.sampled_from([1, 16, 32, 64, 128]), max_len=st.integers(1, 1 << 20))
+def test_capacity_agrees_with_vllms_rules(cfg: dict[str, int], tp: int, dtype_size: int,
+                                          available: int, block: int, max_len: int) -> None:
+    layout = km.kv_layout(cfg, tp, dtype_size)
+    assert layout is not None
+    got = km.capacity(available, layout, max_len, block)
+    tokens, conc = _vllm_reference(cfg, tp, dtype_size, available, block, max_len)
+    assert got.tokens == tokens
+    assert got.concurrency == pytest.approx(conc)

@@ -142,14 +142,16 @@ def _budget(ctx: RecipeContext, value: dict[str, Any], cap: dict[str, Any], log:
         return gib * km.GIB, [log.cite(n)]
     gpus = ctx.facts.get("gpus")
     mibs = {g.get("memory_mib") for g in gpus.value} if gpus else set()
-    if "weights_gib" in cap and len(mibs) == 1 and None not in mibs:
+    # vLLM's default gpu_memory_utilization is 0.9; other engines size their pool otherwise
+    if ("weights_gib" in cap and len(mibs) == 1 and None not in mibs
+            and value["engine"] == "vllm"):
         n, groups = cap["weights_gib"]
         util = float(str(flags.get("gpu_memory_utilization", 0.9)))
-        total = next(iter(mibs)) / 1024
-        gib = total * util - _num(groups[0])
+        total = int(next(iter(mibs)))
+        gib = km.nvml_budget_gib(total, util, _num(groups[0]))
         value.update(budget_gib=round(gib, 2), budget_decimals=2, budget_src="nvml",
-                     budget_formula=f"{total:.2f} GiB x gpu_memory_utilization {util} - "
-                                    f"weights {groups[0]} GiB")
+                     budget_formula=f"{total / 1024:.2f} GiB x gpu_memory_utilization {util} "
+                                    f"- weights {groups[0]} GiB")
         return gib * km.GIB, [log.cite(n), *flag_ev, *gpus.evidence]  # type: ignore[union-attr]
     value["budget_src"] = None
     return None, []

@@ -148,6 +148,13 @@ def capacity(budget_bytes: float, layout: KVLayout, max_model_len: int,
     return Capacity(tokens, conc)
 
 
+def nvml_budget_gib(total_mib: int, utilization: float, weights_gib: float) -> float:
+    """vLLM's KV budget per GPU bounded from above: its share of the GPU's memory
+    (``gpu_memory_utilization`` of NVML's total) less the weights it logged; activations and
+    CUDA graphs take part of the rest, so the engine's own figure is lower."""
+    return total_mib / 1024 * utilization - weights_gib
+
+
 @dataclass(frozen=True)
 class CrossCheck:
     consistent: bool
