@@ -138,7 +138,9 @@ async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
     changes, ev = [], []
     lost = ctx.facts.get("nccl_not_carried")
     rows = [r for r in (lost.value if lost else []) if r["missing"]]
-    if len(rows) == 1:  # two other servers with different tuning: which to carry is a choice
+    if len(rows) > 1:  # which earlier server's tuning to carry over is a choice, not a fact
+        ctx.fact("changes_ambiguous", [r["server"] for r in rows], lost.evidence if lost else [])
+    if len(rows) == 1:
         row = rows[0]
         settings = [(m["name"], str(m["value"])) for m in row["missing"]]
         change = nccl_change(server, settings, row["server"])
@@ -154,6 +156,7 @@ async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
             # possible, but the log shows no use for the capacity yet: say when it pays
             change["only_if"] = "Should the load grow to fill the KV cache"
             ev += load.evidence
+        if change:
             changes.append(change)
             ev += verdict.evidence + ctx.facts["exec_start"].evidence
     ctx.fact("changes", changes, ev)
