@@ -129,8 +129,9 @@ def kv_change(server: Server, dtype: str) -> dict[str, Any] | None:
 
 @recipe_function("exact_change")
 async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
-    """Snippets for what should be carried over or enabled, never applied. Uses
-    nccl_not_carried (nccl_settings) and kv_verdict (kv_cache_support) when they ran.
+    """Snippets for what should be carried over or enabled, never applied: NCCL tuning when
+    nccl_settings ran (nccl_not_carried), an FP8 KV cache when kv_cache_support ran and said
+    yes for the served model (kv_verdict).
     Sets: changes (a list; empty when nothing is to change)."""
     server: Server | None = ctx.vars.get("server")
     if server is None:
@@ -149,7 +150,10 @@ async def exact_change(ctx: RecipeContext) -> list[dict[str, Any]]:
             ev += lost.evidence if lost else []
     verdict = ctx.facts.get("kv_verdict")
     target = ctx.facts.get("kv_target_dtype")
-    if verdict is not None and verdict.value == "yes" and target is not None:
+    # the verdict is about the model the question names; the drop-in would change the server
+    subject_is_served = "subject_model" not in ctx.facts
+    if (verdict is not None and verdict.value == "yes" and target is not None
+            and subject_is_served):
         change = kv_change(server, str(target.value))
         load = ctx.facts.get("kv_load")
         if change and load is not None and load.value.get("verdict") == "not-bound":
