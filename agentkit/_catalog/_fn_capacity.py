@@ -189,6 +189,10 @@ def _check(value: dict[str, Any], cap: dict[str, Any], log: _Log, now: km.KVLayo
     logged, gib = value.get("logged_tokens"), value.get("budget_gib")
     if logged is None or gib is None or value.get("budget_src") == "nvml":
         value["check"] = "not-possible"
+        if logged is not None and value.get("budget_src") == "nvml":
+            value["check_why"] = (f"the budget is an upper bound from NVML, not the engine's own "
+                                  f"figure, so the engine's logged {logged:,} tokens can only be "
+                                  "at or below what it allows")
         return ev
     if now.full_layers != len(now.layers):
         value["check"] = "not-possible"
