@@ -20,6 +20,8 @@ async def read_model(ctx: RecipeContext, model_dir: str) -> dict[str, dict[str, 
     parsed = await ctx.tool("parse_config", path=path, format="json")
     assert parsed is not None
     entries = {e["key"]: e for e in parsed["entries"]}
+    # every key, for the KV-cache arithmetic (_fn_capacity), without reading the file again
+    ctx.vars.setdefault("config_entries", {})[model_dir] = entries
     keys = "\n".join(sorted(entries))
     out: dict[str, dict[str, Any]] = {}
     for meaning, names in ARCH_KEYS.items():

@@ -258,6 +258,7 @@ async def service_log(ctx: RecipeContext) -> dict[str, Any]:
         raise StepFailed(f"{unit} ({runtime}) has no log agentkit can read")
     out = await ctx.tool("run_command", argv=argv)
     assert out is not None
+    ctx.vars["service_log_output"] = out  # the stats lines, for kv_load (_fn_capacity)
     lines = out["stdout"].splitlines()
     found: dict[str, Any] = {}
     for n, line in enumerate(lines, 1):
