@@ -13,11 +13,11 @@ from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
 from ._catalog._template import load_catalog
 from ._config import Settings
-from ._host import Host
 from ._orchestrator import Limits, Orchestrator
 from ._runner import DefaultRunner
+from ._sandbox._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS
-from ._tool import Tool
+from ._sandbox._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Budget
 

@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ._errors import RunAborted
 from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
-from ._host import Host
+from ._sandbox._host import Host
 from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
-from ._tool import Tool
+from ._sandbox._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
 

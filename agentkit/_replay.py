@@ -24,14 +24,14 @@ from ._catalog._planner import NoMatchingTask
 from ._catalog._template import TemplateError
 from ._config import Settings
 from ._errors import RunAborted, TaskIncomplete
-from ._host import Host
 from ._llm._messages import ModelError, ModelRequest, ModelResponse
 from ._llm._traced import request_hash
 from ._orchestrator import Limits, UnknownTask
+from ._sandbox._host import Host
 from ._sandbox._paths import Root
-from ._tool import Tool, ToolContext, ToolError, ToolOutput
+from ._sandbox._tool import Tool, ToolContext, ToolError, ToolOutput
 from ._trace import Trace
-from ._trace_read import TraceError, TraceFile, read_trace
+from ._trace._read import TraceError, TraceFile, read_trace
 from ._types import Answer, Evidence, TaskResult
 
 

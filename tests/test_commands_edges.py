@@ -23,7 +23,7 @@ from agentkit import Host, Sandbox
 from agentkit._sandbox import _commands
 from agentkit._sandbox._commands import _run, trusted_binary
 from agentkit._sandbox._paths import Root
-from agentkit._tool import ToolError
+from agentkit._sandbox._tool import ToolError
 
 
 def call(host: Host, argv: list[str], **kw: object) -> Any:

@@ -11,8 +11,8 @@ import anyio
 
 from .._catalog._recipe import RecipeRunner
 from .._catalog._template import TaskTemplate, load_catalog
-from .._host import Host
 from .._orchestrator import Orchestrator
+from .._sandbox._host import Host
 from .._types import Answer, Plan, TaskResult
 from ._outcome import Batch
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._trace_read import TraceError, TraceFile
+from .._trace._read import TraceError, TraceFile
 from .._types import Answer, Plan
 from ._answer import fleet_answer
 from ._fold import Fold

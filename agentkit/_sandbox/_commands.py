@@ -24,7 +24,6 @@ from typing import Annotated, Any
 import anyio.to_thread
 from pydantic import Field
 
-from .._tool import ToolContext, ToolError, ToolOutput, tool
 from . import _git
 from ._captures import SnapshotError, find_command, read_capture
 from ._copies import CONTENT_PRINTERS, Copy, make_copies
@@ -32,6 +31,7 @@ from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_a
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
 from ._redact import is_env_file, redact, redact_env_file, redact_file
+from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 _STDERR_LIMIT = 16 * 1024
 _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",

@@ -47,8 +47,8 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def host_from(args: argparse.Namespace) -> Any:
-    from .._host import Host
     from .._sandbox._captures import SnapshotError
+    from .._sandbox._host import Host
 
     chosen = {"sandbox": args.sandbox} if getattr(args, "sandbox", None) else {}
     try:

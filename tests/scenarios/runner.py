@@ -13,8 +13,8 @@ import anyio
 import yaml
 
 from agentkit._catalog._synth import TemplateSynthesizer
-from agentkit._host import Host
 from agentkit._orchestrator import Orchestrator
+from agentkit._sandbox._host import Host
 from agentkit._types import Answer, Plan, TaskResult
 
 HERE = Path(__file__).resolve().parent
