@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ._agents._runner import DefaultRunner
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
 from ._catalog._template import load_catalog
 from ._config import Settings
 from ._orchestrator import Limits, Orchestrator
-from ._runner import DefaultRunner
 from ._sandbox._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS
 from ._sandbox._tool import Tool
@@ -76,9 +76,9 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
                             DefaultRunner(None, recipes), TemplateSynthesizer(), host,
                             trace=trace, concurrency=settings.concurrency, tools=all_tools,
                             catalog=catalog, mode="catalog")
+    from ._agents._planner import LLMPlanner
+    from ._agents._synthesizer import LLMSynthesizer
     from ._llm._traced import TracedModel
-    from ._planner import LLMPlanner
-    from ._synthesizer import LLMSynthesizer
 
     traced = TracedModel(model, trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)

@@ -37,11 +37,11 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
+    from .._agents._planner import PlanError
     from .._api import build_orchestrator
     from .._catalog._planner import NoMatchingTask
     from .._catalog._template import TemplateError
     from .._llm._messages import ModelError
-    from .._planner import PlanError
     from .._trace import Trace
 
     raw = sys.stdin.read(_MAX_QUESTION * 4 + 1) if args.question == "-" else args.question
