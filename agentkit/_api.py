@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._agents._runner import DefaultRunner
+from ._catalog._load import load_catalog
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
-from ._catalog._template import load_catalog
 from ._config import Settings
 from ._orchestrator import Limits, Orchestrator
 from ._sandbox._host import Host

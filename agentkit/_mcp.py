@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
 from pydantic import Field
 
-from ._catalog._template import load_catalog
+from ._catalog._load import load_catalog
 from ._mcp_fleet import FleetPolicy, FleetRefused
 from ._orchestrator import Limits, Orchestrator
 from ._render import to_markdown

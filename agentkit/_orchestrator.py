@@ -98,7 +98,7 @@ class Orchestrator:
         self.executor = executor
         self.templates = catalog
         if catalog:  # a template naming a tool this orchestrator does not offer fails now
-            from ._catalog._template import check_tools
+            from ._catalog._load import check_tools
 
             check_tools(catalog, list(self.tools))
         self.model = model
@@ -215,10 +215,10 @@ class Orchestrator:
     def catalog(cls, host: Host, *, trace: Trace | None = None,
                 task_dirs: list[str] | None = None) -> Orchestrator:
         """An orchestrator that needs no model: catalog planner, recipes, template answer."""
+        from ._catalog._load import load_catalog
         from ._catalog._planner import CatalogPlanner
         from ._catalog._recipe import RecipeRunner
         from ._catalog._synth import TemplateSynthesizer
-        from ._catalog._template import load_catalog
 
         cat = load_catalog(task_dirs)
         return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,

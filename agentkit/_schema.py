@@ -36,7 +36,7 @@ def _parameters(strict_shape: bool = False, task_dirs: Sequence[str] = ()) -> di
     """The arguments' schema: task names as an enum of the catalog's templates; in strict
     shape (OpenAI strict function tools, Anthropic strict tool use) every property required,
     ``root`` and ``tasks`` nullable, so a model passes null rather than guessing them."""
-    from ._catalog._template import load_catalog
+    from ._catalog._load import load_catalog
     from ._llm._schemas import strict
 
     schema = InvestigateArgs.model_json_schema()

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._catalog._load import load_catalog
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
-from ._catalog._template import load_catalog
 from ._orchestrator import Orchestrator
 from ._sandbox._captures import CAPTURE_DIR, CapturedCommand, Manifest
 from ._sandbox._files import decode_text
