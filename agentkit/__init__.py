@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from ._api import investigate_sync
+    from ._api import Orchestrator, investigate_sync
     from ._config import Settings, load_settings
     from ._events import (
         AnswerReady,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from ._fleet._outcome import HostOutcome, Transport
     from ._fleet._ray import RayTransport
+    from ._fleet._run import FleetOrchestrator
     from ._fleet._slurm import SlurmTransport
     from ._fleet._snapfleet import SnapshotFleet
     from ._fleet._ssh import SSHTransport
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
         ToolSpec,
     )
     from ._llm._openai import OpenAIChatModel
-    from ._orchestrator import Limits, Orchestrator
+    from ._orchestrator import Limits
     from ._render import to_markdown
     from ._sandbox._host import Host
     from ._sandbox._sandbox import Sandbox, ToolCall
@@ -82,6 +83,7 @@ _LAZY: dict[str, str] = {
     "Fact": "._types",
     "Finding": "._types",
     "Fleet": "._fleet_model",
+    "FleetOrchestrator": "._fleet._run",
     "Host": "._sandbox._host",
     "HostFinished": "._events",
     "HostOutcome": "._fleet._outcome",
@@ -93,7 +95,7 @@ _LAZY: dict[str, str] = {
     "ModelRequest": "._llm._messages",
     "ModelResponse": "._llm._messages",
     "OpenAIChatModel": "._llm._openai",
-    "Orchestrator": "._orchestrator",
+    "Orchestrator": "._api",
     "Plan": "._types",
     "PlanReady": "._events",
     "RayTransport": "._fleet._ray",
@@ -158,6 +160,7 @@ __all__ = [
     "Fact",
     "Finding",
     "Fleet",
+    "FleetOrchestrator",
     "Host",
     "HostFinished",
     "HostOutcome",

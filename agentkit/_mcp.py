@@ -17,18 +17,20 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
 from pydantic import Field
 
+from ._api import Orchestrator
 from ._catalog._load import load_catalog
+from ._fleet._run import FleetOrchestrator
 from ._mcp_fleet import FleetPolicy, FleetRefused
-from ._orchestrator import Limits, Orchestrator
+from ._orchestrator import Limits
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
 from ._trace import Trace
 
 
 def _trace_path() -> str:
-    from .cli._common import default_trace_path
+    from ._trace._files import new_trace_path
 
-    return default_trace_path()
+    return new_trace_path()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -57,7 +59,7 @@ def compact(answer: Any) -> dict[str, Any]:
     }
 
 
-async def _events(orch: Orchestrator, question: str, tasks: list[str] | None,
+async def _events(orch: Orchestrator | FleetOrchestrator, question: str, tasks: list[str] | None,
                   limits: Any = None) -> Any:
     from ._catalog._planner import NoMatchingTask
     from ._orchestrator import UnknownTask
@@ -124,12 +126,12 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
         try:
             limits = Limits(max_tasks=max_tasks, max_steps=max_steps, deadline_s=deadline_s)
             trace_path = _trace_path()
-            orch = Orchestrator.from_env(chosen, trace=Trace(trace_path, exclusive=True),
-                                         task_dirs=task_dirs, **from_env)
+            one = Orchestrator.from_env(chosen, trace=Trace(trace_path, exclusive=True),
+                                        task_dirs=task_dirs, **from_env)
         except Exception as exc:  # bad limits, root or config: the client's to correct
             raise Refusal(_one_line(exc)) from None
-        if on_fleet is not None:
-            orch.transport, orch.hosts = on_fleet
+        orch: Orchestrator | FleetOrchestrator = (
+            one if on_fleet is None else FleetOrchestrator(one, *on_fleet))
         try:
             async with orch:
                 answer = None

@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ._api import Orchestrator
 from ._llm._schemas import drop_nulls
-from ._orchestrator import Orchestrator, UnknownTask
+from ._orchestrator import UnknownTask
 from ._render import to_markdown
 
 DESCRIPTION = (

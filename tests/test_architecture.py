@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("orchestrator", ["_orchestrator"]),
     ("fleet", ["_fleet"]),
     ("facade", ["_api", "_replay", "_schema", "_snapshot", "otel", "testing"]),
-    ("front ends", ["_mcp", "cli", "agentkit", "__main__"]),
+    ("front ends", ["_mcp", "_mcp_fleet", "cli", "agentkit", "__main__"]),
 ]
 
 

@@ -21,8 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentkit import Host
-from agentkit._orchestrator import Orchestrator
+from agentkit import Host, Orchestrator
 from agentkit._sandbox._host import TRUSTED_BIN_DIRS
 from agentkit._sandbox._paths import Root
 

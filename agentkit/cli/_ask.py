@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import add_llm, add_root, default_trace_path, host_from, settings_from
 from ._errors import CLIError
+
+if TYPE_CHECKING:
+    from .._fleet._run import FleetOrchestrator
+    from .._orchestrator import Orchestrator
 
 _MAX_QUESTION = 8000
 
@@ -77,10 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
         trace.listen(progress_logger(warnings_only=args.quiet))
     try:
-        orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
-        orch.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
+        one = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
+        one.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
+        orch: Orchestrator | FleetOrchestrator = one
         if fleet is not None:
-            orch.transport, orch.hosts = fleet
+            from .._fleet._run import FleetOrchestrator
+
+            orch = FleetOrchestrator(one, *fleet)
 
         async def go() -> Any:
             async with orch:  # closes the model's connections, on errors too
