@@ -154,14 +154,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     rec = Recording(tf)
     run = rec.run
     settings, limits = _recorded_settings(tf, run)
-    if live_tools:
-        where = root or run["root"]
-        if not os.path.isdir(where):
-            raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
-                                    "to re-run the tools against another one")
-        host = Host.at(where, manifest_dirs=tuple(run.get("manifest_dirs") or ()))
-    else:  # an exact replay reads nothing, so the recorded root need not exist here
-        host = Host(root=Root(run["root"]), manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+    host = _host(run, live_tools, root)
     trace = Trace(trace_out) if trace_out else Trace()
     results: dict[str, TaskResult] = {}
 
@@ -192,6 +185,24 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         notes.append(f"no answer: {exc}")
     finally:
         trace.close()
+    return _result(rec, results, answer, notes, live_tools, model)
+
+
+def _host(run: dict[str, Any], live_tools: bool, root: str | None) -> Host:
+    if live_tools:
+        where = root or run["root"]
+        if not os.path.isdir(where):
+            raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
+                                    "to re-run the tools against another one")
+        return Host.at(where, manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+    # an exact replay reads nothing, so the recorded root need not exist here
+    return Host(root=Root(run["root"]), manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+
+
+def _result(rec: Recording, results: dict[str, TaskResult], answer: Answer | None,
+            notes: list[str], live_tools: bool, model: ReplayModel | None) -> ReplayResult:
+    """The replay's answer beside the recorded one: identical or not (exact), or what
+    drifted (live tools)."""
     incomplete = sorted(t for t, r in results.items()
                         if any("not in the trace" in e for e in r.errors))
     if incomplete:
