@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._trace._files import TraceDirError, new_trace_path
 from ._errors import CLIError
 
 
@@ -65,6 +64,8 @@ def host_from(args: argparse.Namespace) -> Any:
 def default_trace_path() -> str:
     """A new trace file in the trace directory (``agentkit._trace._files``), or a CLIError
     saying why there can be none."""
+    from .._trace._files import TraceDirError, new_trace_path
+
     try:
         return new_trace_path()
     except TraceDirError as exc:
