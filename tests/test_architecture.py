@@ -242,3 +242,46 @@ def test_every_module_the_document_names_exists() -> None:
     assert sorted(n for n in names if not _exists(n, known)) == []
     assert not _exists("_sandbox._redactor", known)
     assert not _exists("_api.no_such_factory", known)
+
+
+# Size: a module a reader can hold, a function that fits a screen. A longer function says why
+# in a comment starting "# long:" on the lines just above it (above its decorators).
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+# Over the limit, in files other changes were rewriting when this test was written (issue
+# 26 left them alone): each leaves this list when its reason is written beside it, or it is
+# cut.
+PENDING = {"agentkit/_catalog/_fn_vllm.py:kv_cache_support",
+           "agentkit/_catalog/_fn_allreduce.py:custom_allreduce",
+           "agentkit/_snapshot.py:take_snapshot"}
+
+
+def _long_functions(root: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            above = lines[max(0, first - 4):first - 1]
+            if length > MAX_FUNCTION_LINES and not any(
+                    ln.strip().startswith("# long:") for ln in above):
+                found.append(f"{path.relative_to(root.parent)}:{node.name}")
+    return found
+
+
+def test_no_module_is_too_long() -> None:
+    assert [f"{p.relative_to(REPO)}: {n} lines" for p in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES] == []
+
+
+def test_a_long_function_says_why(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    pkg = tmp_path / "agentkit"
+    pkg.mkdir()
+    (pkg / "a.py").write_text(f"def f():\n{body}\n\n# long: one table, read top to bottom\n"
+                              f"@staticmethod\ndef g():\n{body}")
+    assert _long_functions(pkg) == ["agentkit/a.py:f"]  # the check can fail
+    assert sorted(set(_long_functions()) - PENDING) == []
