@@ -11,8 +11,10 @@
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__ as __version__
+
 if TYPE_CHECKING:
-    from ._api import investigate_sync
+    from ._api import Orchestrator, investigate_sync
     from ._config import Settings, load_settings
     from ._events import (
         AnswerReady,
@@ -24,13 +26,13 @@ if TYPE_CHECKING:
         TaskStarted,
         ToolCalled,
     )
-    from ._fleet._model import Fleet
     from ._fleet._outcome import HostOutcome, Transport
     from ._fleet._ray import RayTransport
+    from ._fleet._run import FleetOrchestrator
     from ._fleet._slurm import SlurmTransport
     from ._fleet._snapfleet import SnapshotFleet
     from ._fleet._ssh import SSHTransport
-    from ._host import Host
+    from ._fleet_model import Fleet
     from ._llm._anthropic import AnthropicModel
     from ._llm._messages import (
         Message,
@@ -42,11 +44,12 @@ if TYPE_CHECKING:
         ToolSpec,
     )
     from ._llm._openai import OpenAIChatModel
-    from ._orchestrator import Limits, Orchestrator
+    from ._orchestrator import Limits
     from ._render import to_markdown
+    from ._sandbox._host import Host
     from ._sandbox._sandbox import Sandbox, ToolCall
+    from ._sandbox._tool import Tool, ToolContext, ToolError, ToolOutput, tool
     from ._schema import handle_investigate, investigate_tool
-    from ._tool import Tool, ToolContext, ToolError, ToolOutput, tool
     from ._trace import Trace
     from ._types import (
         SCHEMA_VERSION,
@@ -79,8 +82,9 @@ _LAZY: dict[str, str] = {
     "Evidence": "._types",
     "Fact": "._types",
     "Finding": "._types",
-    "Fleet": "._fleet._model",
-    "Host": "._host",
+    "Fleet": "._fleet_model",
+    "FleetOrchestrator": "._fleet._run",
+    "Host": "._sandbox._host",
     "HostFinished": "._events",
     "HostOutcome": "._fleet._outcome",
     "Limits": "._orchestrator",
@@ -91,7 +95,7 @@ _LAZY: dict[str, str] = {
     "ModelRequest": "._llm._messages",
     "ModelResponse": "._llm._messages",
     "OpenAIChatModel": "._llm._openai",
-    "Orchestrator": "._orchestrator",
+    "Orchestrator": "._api",
     "Plan": "._types",
     "PlanReady": "._events",
     "RayTransport": "._fleet._ray",
@@ -108,13 +112,13 @@ _LAZY: dict[str, str] = {
     "TaskResult": "._types",
     "TaskSpec": "._types",
     "TaskStarted": "._events",
-    "Tool": "._tool",
+    "Tool": "._sandbox._tool",
     "ToolCall": "._sandbox._sandbox",
     "ToolCallRequest": "._llm._messages",
     "ToolCalled": "._events",
-    "ToolContext": "._tool",
-    "ToolError": "._tool",
-    "ToolOutput": "._tool",
+    "ToolContext": "._sandbox._tool",
+    "ToolError": "._sandbox._tool",
+    "ToolOutput": "._sandbox._tool",
     "ToolSpec": "._llm._messages",
     "Trace": "._trace",
     "Transport": "._fleet._outcome",
@@ -124,7 +128,7 @@ _LAZY: dict[str, str] = {
     "investigate_tool": "._schema",
     "load_settings": "._config",
     "to_markdown": "._render",
-    "tool": "._tool",
+    "tool": "._sandbox._tool",
 }
 
 
@@ -141,7 +145,6 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
 
-__version__ = "0.1.0"
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -157,6 +160,7 @@ __all__ = [
     "Fact",
     "Finding",
     "Fleet",
+    "FleetOrchestrator",
     "Host",
     "HostFinished",
     "HostOutcome",

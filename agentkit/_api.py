@@ -1,4 +1,11 @@
-"""Assembling an orchestrator from settings: catalog mode or LLM mode."""
+"""The facade: assembling an orchestrator from settings (catalog mode or LLM mode), and the
+public :class:`Orchestrator`, which is the one-host orchestrator with its factories.
+
+The factories live here, not on ``_orchestrator.Orchestrator``: they read settings, choose
+the catalog or the LLM parts, and build fleets, all of which sit above the orchestrator, so
+the class they build would otherwise import upward. The documented spellings
+(``Orchestrator.from_env``, ``Orchestrator.catalog``, ``Orchestrator.fleet``) are kept by
+making the public name this subclass: ``from agentkit import Orchestrator`` gets it."""
 
 from __future__ import annotations
 
@@ -8,16 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ._agents._runner import DefaultRunner
+from ._catalog._load import load_catalog
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
-from ._catalog._template import load_catalog
-from ._config import Settings
-from ._host import Host
-from ._orchestrator import Limits, Orchestrator
-from ._runner import DefaultRunner
+from ._config import Settings, load_settings
+from ._orchestrator import Limits
+from ._orchestrator import Orchestrator as _Orchestrator
+from ._sandbox._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS
-from ._tool import Tool
+from ._sandbox._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Budget
 
@@ -27,7 +35,67 @@ from ._types import Answer, Budget
 if TYPE_CHECKING:
     import httpx
 
+    from ._fleet._outcome import Transport
+    from ._fleet._run import FleetOrchestrator
     from ._llm._messages import Model
+
+
+class Orchestrator(_Orchestrator):
+    """Runs one investigation at a time over a :class:`Host`; build one with a factory.
+
+    >>> orch = Orchestrator.catalog(Host.at("/"))
+    >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
+    """
+
+    @classmethod
+    def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
+                 http_client: httpx.AsyncClient | None = None,
+                 tools: Sequence[Tool] = (), task_dirs: Sequence[str] = (),
+                 trace: Trace | str | os.PathLike[str] | None = None,
+                 config_file: str | None = None, catalog_only: bool = False,
+                 **overrides: Any) -> Orchestrator:
+        """Settings from the environment (``AGENTKIT_*``, config file) plus ``overrides``.
+
+        Without a model configured (or with ``catalog_only``) it runs in catalog mode.
+        Bring your own ``llm`` (anything with ``async complete(request)``) or your own
+        ``http_client`` for the configured backend; add ``tools`` made with ``@tool``.
+        ``overrides`` are settings (``base_url``, ``model`` (its name), ``concurrency``, …).
+
+        >>> async with Orchestrator.from_env(root="snapshots/gpu-node-07") as orch:
+        ...     answer = await orch.investigate("Is NCCL tuned?")  # doctest: +SKIP
+        """
+        settings = load_settings(config_file, overrides)
+        settings.task_dirs = [*settings.task_dirs, *map(str, task_dirs)]
+        if not isinstance(trace, Trace):
+            trace = Trace(trace) if trace is not None else None
+        extra = {t.name: t for t in tools}
+        all_tools = {**BUILTIN_TOOLS, **extra}
+        return build_orchestrator(settings, Host.at(root), trace=trace, model=llm,
+                                  catalog_only=catalog_only, tools=all_tools,
+                                  http_client=http_client)
+
+    @classmethod
+    def catalog(cls, host: Host, *, trace: Trace | None = None,
+                task_dirs: list[str] | None = None) -> Orchestrator:
+        """An orchestrator that needs no model: catalog planner, recipes, template answer."""
+        cat = load_catalog(task_dirs)
+        return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,
+                   trace=trace, catalog=cat)
+
+    @classmethod
+    def fleet(cls, transport: Transport, *, hosts: Sequence[str] | None = None,
+              trace: Trace | None = None) -> FleetOrchestrator:
+        """A catalog orchestrator that asks every host of a fleet and folds their answers.
+
+        >>> from agentkit import SSHTransport
+        >>> orch = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
+        >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
+        'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+        """
+        from ._fleet._run import FleetOrchestrator
+
+        # the host is not read: each host's own agentkit reads its own
+        return FleetOrchestrator(cls.catalog(Host.at("/"), trace=trace), transport, hosts)
 
 
 def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> Model:
@@ -76,9 +144,9 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
                             DefaultRunner(None, recipes), TemplateSynthesizer(), host,
                             trace=trace, concurrency=settings.concurrency, tools=all_tools,
                             catalog=catalog, mode="catalog")
+    from ._agents._planner import LLMPlanner
+    from ._agents._synthesizer import LLMSynthesizer
     from ._llm._traced import TracedModel
-    from ._planner import LLMPlanner
-    from ._synthesizer import LLMSynthesizer
 
     traced = TracedModel(model, trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)

@@ -11,24 +11,27 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as Refusal  # its text reaches the client
 from pydantic import Field
 
-from ._catalog._template import load_catalog
+from ._api import Orchestrator
+from ._catalog._load import load_catalog
+from ._fleet._run import FleetOrchestrator
 from ._mcp_fleet import FleetPolicy, FleetRefused
-from ._orchestrator import Limits, Orchestrator
+from ._orchestrator import Limits
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
 from ._trace import Trace
 
 
 def _trace_path() -> str:
-    from .cli._common import default_trace_path
+    from ._trace._files import new_trace_path
 
-    return default_trace_path()
+    return new_trace_path()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -57,7 +60,7 @@ def compact(answer: Any) -> dict[str, Any]:
     }
 
 
-async def _events(orch: Orchestrator, question: str, tasks: list[str] | None,
+async def _events(orch: Orchestrator | FleetOrchestrator, question: str, tasks: list[str] | None,
                   limits: Any = None) -> Any:
     from ._catalog._planner import NoMatchingTask
     from ._orchestrator import UnknownTask
@@ -101,9 +104,10 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     """
     server: MCPServer[Any] = MCPServer(
         "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.")
-    allowed = list(allowed_roots or [default_root])
-    policy = fleet or FleetPolicy()
+    served = _Served(default_root, list(allowed_roots or [default_root]), fleet or FleetPolicy(),
+                     task_dirs, from_env)
 
+    # The tools' signatures are their schemas (the SDK reads them): the work is below.
     @server.tool(name="investigate", description=DESCRIPTION)
     async def investigate(question: str, ctx: Context, root: str | None = None,
                           tasks: list[str] | None = None, detail: str = "compact",
@@ -115,51 +119,9 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
                           ) -> dict[str, Any]:
         """``detail``: "compact" (the bottom line, the table and the citations with short
         excerpts: light in a calling agent's context) or "full" (the whole answer)."""
-        on_fleet = _fleet_transport(policy, root, hosts, fleet_dir)
-        chosen = root or default_root
-        if not _inside(chosen, allowed):
-            raise Refusal(f"root {chosen!r} is not allowed; allowed: {allowed}")
-        if detail not in ("compact", "full"):
-            raise Refusal(f"detail must be 'compact' or 'full', not {detail!r}")
-        try:
-            limits = Limits(max_tasks=max_tasks, max_steps=max_steps, deadline_s=deadline_s)
-            trace_path = _trace_path()
-            orch = Orchestrator.from_env(chosen, trace=Trace(trace_path, exclusive=True),
-                                         task_dirs=task_dirs, **from_env)
-        except Exception as exc:  # bad limits, root or config: the client's to correct
-            raise Refusal(_one_line(exc)) from None
-        if on_fleet is not None:
-            orch.transport, orch.hosts = on_fleet
-        try:
-            async with orch:
-                answer = None
-                done, total = 0, 0
-                async for event in _events(orch, question, tasks, limits):
-                    if event.kind == "plan":
-                        total = len(event.plan.tasks)
-                        await ctx.report_progress(0, total, "planned: " +
-                                                  ", ".join(t.id for t in event.plan.tasks))
-                    elif event.kind == "task_finished":
-                        done, total = event.done, event.total
-                        await ctx.report_progress(event.done, event.total,
-                                                  f"{event.task_id}: {event.status}")
-                    elif event.kind == "host_finished":
-                        await ctx.report_progress(event.done, event.total,
-                                                  f"{event.host}: {event.status}")
-                    elif event.kind == "model_answered":  # a subagent's step: still moving
-                        await ctx.report_progress(done, total, f"{event.task_id} step "
-                                                  f"{event.step}")
-                    elif event.kind == "answer":
-                        answer = event.answer
-        except Refusal:
-            raise
-        except Exception as exc:  # the reason reaches the client, not a server traceback
-            raise Refusal(f"{_one_line(exc)} (trace: {trace_path})") from None
-        assert answer is not None
-        if detail == "full":
-            return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer),
-                    "trace": trace_path}
-        return {"answer": compact(answer), "trace": trace_path}
+        limits = {"max_tasks": max_tasks, "max_steps": max_steps, "deadline_s": deadline_s}
+        return await _investigate(served, ctx, question, root, tasks, detail, limits, hosts,
+                                  fleet_dir)
 
     @server.tool(name="list_tasks", description="The catalog tasks `investigate` can run.")
     def list_tasks() -> dict[str, Any]:
@@ -170,26 +132,99 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     @server.tool(name="replay", description="Re-run a recorded trace exactly (no model call, "
                  "no tool run) and return its answer.")
     async def replay(trace_path: str) -> dict[str, Any]:
-        from ._replay import replay_trace
-
-        # The client names a file on this machine: only traces this server may show.
-        trace_dir = os.path.dirname(_trace_path())
-        if not _inside(trace_path, [trace_dir, *allowed]):
-            raise Refusal(f"{trace_path} is not in the trace directory {trace_dir} or an "
-                          "allowed root")
-        if not os.path.isfile(trace_path):
-            raise Refusal(f"no trace file at {trace_path}")
-        try:
-            result = await replay_trace(trace_path)
-        except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
-            raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
-                          f"{_one_line(exc)}") from None
-        if result.answer is None:
-            return {"answer": None, "markdown": "", "notes": result.notes,
-                    "tasks": result.tasks}
-        return {"answer": result.answer.model_dump(mode="json"),
-                "markdown": to_markdown(result.answer), "notes": result.notes,
-                "identical": result.identical}
+        return await _replay(trace_path, served.allowed)
 
     _ = (investigate, list_tasks, replay)  # registered by the decorators
     return server
+
+
+@dataclass
+class _Served:
+    """What the operator who started the server decided: the roots and fleets a client may
+    name, the task directories, the settings."""
+
+    default_root: str
+    allowed: list[str]
+    policy: FleetPolicy
+    task_dirs: Sequence[str]
+    from_env: dict[str, Any]
+
+
+async def _investigate(served: _Served, ctx: Context, question: str, root: str | None,
+                       tasks: list[str] | None, detail: str, limits: dict[str, Any],
+                       hosts: str | None, fleet_dir: str | None) -> dict[str, Any]:
+    on_fleet = _fleet_transport(served.policy, root, hosts, fleet_dir)
+    chosen = root or served.default_root
+    if not _inside(chosen, served.allowed):
+        raise Refusal(f"root {chosen!r} is not allowed; allowed: {served.allowed}")
+    if detail not in ("compact", "full"):
+        raise Refusal(f"detail must be 'compact' or 'full', not {detail!r}")
+    try:
+        checked = Limits(**limits)
+        trace_path = _trace_path()
+        one = Orchestrator.from_env(chosen, trace=Trace(trace_path, exclusive=True),
+                                    task_dirs=served.task_dirs, **served.from_env)
+    except Exception as exc:  # bad limits, root or config: the client's to correct
+        raise Refusal(_one_line(exc)) from None
+    orch: Orchestrator | FleetOrchestrator = (
+        one if on_fleet is None else FleetOrchestrator(one, *on_fleet))
+    try:
+        async with orch:
+            answer = await _reporting(orch, ctx, question, tasks, checked)
+    except Refusal:
+        raise
+    except Exception as exc:  # the reason reaches the client, not a server traceback
+        raise Refusal(f"{_one_line(exc)} (trace: {trace_path})") from None
+    assert answer is not None
+    if detail == "full":
+        return {"answer": answer.model_dump(mode="json"), "markdown": to_markdown(answer),
+                "trace": trace_path}
+    return {"answer": compact(answer), "trace": trace_path}
+
+
+async def _reporting(orch: Orchestrator | FleetOrchestrator, ctx: Context, question: str,
+                     tasks: list[str] | None, limits: Limits) -> Any:
+    """The answer, the run's progress reported to the client as it goes."""
+    answer = None
+    done, total = 0, 0
+    async for event in _events(orch, question, tasks, limits):
+        if event.kind == "plan":
+            total = len(event.plan.tasks)
+            await ctx.report_progress(0, total, "planned: " +
+                                      ", ".join(t.id for t in event.plan.tasks))
+        elif event.kind == "task_finished":
+            done, total = event.done, event.total
+            await ctx.report_progress(event.done, event.total,
+                                      f"{event.task_id}: {event.status}")
+        elif event.kind == "host_finished":
+            await ctx.report_progress(event.done, event.total,
+                                      f"{event.host}: {event.status}")
+        elif event.kind == "model_answered":  # a subagent's step: still moving
+            await ctx.report_progress(done, total, f"{event.task_id} step "
+                                      f"{event.step}")
+        elif event.kind == "answer":
+            answer = event.answer
+    return answer
+
+
+async def _replay(trace_path: str, allowed: list[str]) -> dict[str, Any]:
+    from ._replay import replay_trace
+
+    # The client names a file on this machine: only traces this server may show.
+    trace_dir = os.path.dirname(_trace_path())
+    if not _inside(trace_path, [trace_dir, *allowed]):
+        raise Refusal(f"{trace_path} is not in the trace directory {trace_dir} or an "
+                      "allowed root")
+    if not os.path.isfile(trace_path):
+        raise Refusal(f"no trace file at {trace_path}")
+    try:
+        result = await replay_trace(trace_path)
+    except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
+        raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
+                      f"{_one_line(exc)}") from None
+    if result.answer is None:
+        return {"answer": None, "markdown": "", "notes": result.notes,
+                "tasks": result.tasks}
+    return {"answer": result.answer.model_dump(mode="json"),
+            "markdown": to_markdown(result.answer), "notes": result.notes,
+            "identical": result.identical}

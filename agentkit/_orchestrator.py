@@ -10,9 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import os
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -21,18 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ._errors import RunAborted
 from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
-from ._host import Host
+from ._sandbox._host import Host
 from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
-from ._tool import Tool
+from ._sandbox._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
 
 if TYPE_CHECKING:
-    import httpx
-
     from ._catalog._template import TaskTemplate
-    from ._fleet._outcome import Transport
     from ._llm._messages import Model
 
 
@@ -74,8 +70,13 @@ class Synthesizer(Protocol):
 
 
 class Orchestrator:
-    """Runs one investigation at a time over a :class:`Host`.
+    """Runs one investigation at a time over a :class:`Host`, with the parts it is given.
 
+    Choosing the parts (catalog or LLM mode, from settings) is the facade's: the public
+    ``agentkit.Orchestrator`` is this class with its factories (``catalog``, ``from_env``,
+    ``fleet``), defined in ``agentkit._api``, so nothing here knows settings or fleets.
+
+    >>> from agentkit import Orchestrator
     >>> orch = Orchestrator.catalog(Host.at("/"))
     >>> answer = anyio.run(orch.investigate, "Is NCCL tuned for this topology?")  # doctest: +SKIP
     """
@@ -85,9 +86,7 @@ class Orchestrator:
                  tools: dict[str, Tool] | None = None,
                  executor: Callable[..., Any] | None = None,
                  catalog: dict[str, TaskTemplate] | None = None,
-                 model: Model | None = None, mode: str = "catalog",
-                 transport: Transport | None = None,
-                 hosts: Sequence[str] | None = None) -> None:
+                 model: Model | None = None, mode: str = "catalog") -> None:
         self.planner = planner
         self.runner = runner
         self.synthesizer = synthesizer
@@ -98,7 +97,7 @@ class Orchestrator:
         self.executor = executor
         self.templates = catalog
         if catalog:  # a template naming a tool this orchestrator does not offer fails now
-            from ._catalog._template import check_tools
+            from ._catalog._load import check_tools
 
             check_tools(catalog, list(self.tools))
         self.model = model
@@ -113,40 +112,6 @@ class Orchestrator:
         # (a cache hit from another task would finish a task the recorded run never did).
         self.cache_tools = True
         self.shared: dict[str, Any] = {}
-        # A fleet: the plan runs on every host the transport reaches (or on ``hosts``), and
-        # the answer folds theirs (agentkit._fleet); ``host`` is then not read.
-        self.transport = transport
-        self.hosts = list(hosts) if hosts is not None else None
-
-    @classmethod
-    def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
-                 http_client: httpx.AsyncClient | None = None,
-                 tools: Sequence[Tool] = (), task_dirs: Sequence[str] = (),
-                 trace: Trace | str | os.PathLike[str] | None = None,
-                 config_file: str | None = None, catalog_only: bool = False,
-                 **overrides: Any) -> Orchestrator:
-        """Settings from the environment (``AGENTKIT_*``, config file) plus ``overrides``.
-
-        Without a model configured (or with ``catalog_only``) it runs in catalog mode.
-        Bring your own ``llm`` (anything with ``async complete(request)``) or your own
-        ``http_client`` for the configured backend; add ``tools`` made with ``@tool``.
-        ``overrides`` are settings (``base_url``, ``model`` (its name), ``concurrency``, …).
-
-        >>> async with Orchestrator.from_env(root="snapshots/gpu-node-07") as orch:
-        ...     answer = await orch.investigate("Is NCCL tuned?")  # doctest: +SKIP
-        """
-        from ._api import build_orchestrator
-        from ._config import load_settings
-
-        settings = load_settings(config_file, overrides)
-        settings.task_dirs = [*settings.task_dirs, *map(str, task_dirs)]
-        if not isinstance(trace, Trace):
-            trace = Trace(trace) if trace is not None else None
-        extra = {t.name: t for t in tools}
-        all_tools = {**BUILTIN_TOOLS, **extra}
-        return build_orchestrator(settings, Host.at(root), trace=trace, model=llm,
-                                  catalog_only=catalog_only, tools=all_tools,
-                                  http_client=http_client)
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -161,8 +126,8 @@ class Orchestrator:
             await closer()
         self.trace.close()
 
-    async def stream(self, question: str, *, tasks: Sequence[str] | None = None,
-                     limits: Limits | None = None) -> AsyncGenerator[Event, None]:
+    def stream(self, question: str, *, tasks: Sequence[str] | None = None,
+               limits: Limits | None = None) -> AsyncGenerator[Event, None]:
         """Investigate while yielding progress events; the last one carries the answer.
         To stop early, iterate under ``contextlib.aclosing`` (the generator holds a task
         group, which must be closed in the task that opened it): the run is cancelled and
@@ -172,72 +137,7 @@ class Orchestrator:
         ...     async for event in events:
         ...         print(event.kind)
         """
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
-        translate = EventTranslator()
-
-        def on_event(ev: dict[str, Any]) -> None:
-            out = translate(ev)
-            if out is not None:
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    send.send_nowait(out)  # the consumer may have stopped listening
-
-        self.trace.listen(on_event)
-        failure: list[BaseException] = []
-
-        async def run() -> None:
-            try:
-                await self.investigate(question, tasks=tasks, limits=limits)
-            except Exception as exc:
-                failure.append(exc)
-            finally:
-                send.close()
-
-        abandoned = False
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(run)
-                async with receive:
-                    try:
-                        async for event in receive:
-                            yield event
-                    except GeneratorExit:
-                        # The consumer stopped early (break under aclosing, aclose, or its
-                        # task was cancelled): cancel the run, whose spans close shielded,
-                        # and finish quietly rather than raise out of the task group.
-                        abandoned = True
-                        tg.cancel_scope.cancel()
-        finally:
-            self.trace.unlisten(on_event)
-        if failure and not abandoned:
-            raise failure[0]
-
-    @classmethod
-    def catalog(cls, host: Host, *, trace: Trace | None = None,
-                task_dirs: list[str] | None = None) -> Orchestrator:
-        """An orchestrator that needs no model: catalog planner, recipes, template answer."""
-        from ._catalog._planner import CatalogPlanner
-        from ._catalog._recipe import RecipeRunner
-        from ._catalog._synth import TemplateSynthesizer
-        from ._catalog._template import load_catalog
-
-        cat = load_catalog(task_dirs)
-        return cls(CatalogPlanner(cat), RecipeRunner(cat), TemplateSynthesizer(), host,
-                   trace=trace, catalog=cat)
-
-    @classmethod
-    def fleet(cls, transport: Transport, *, hosts: Sequence[str] | None = None,
-              trace: Trace | None = None) -> Orchestrator:
-        """A catalog orchestrator that asks every host of a fleet and folds their answers.
-
-        >>> from agentkit import SSHTransport
-        >>> orch = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
-        >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
-        'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
-        """
-        orch = cls.catalog(Host.at("/"), trace=trace)  # the host is not read: each host's is
-        orch.transport = transport
-        orch.hosts = list(hosts) if hosts is not None else None
-        return orch
+        return stream_events(self.trace, self.investigate, question, tasks, limits)
 
     async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
                           limits: Limits | None = None) -> Answer:
@@ -247,11 +147,6 @@ class Orchestrator:
         call (tasks, steps, tokens, deadline).
         """
         limits = limits or Limits()
-        if self.transport is not None:
-            from ._fleet._run import investigate_fleet
-
-            return await investigate_fleet(self, self.transport, question, tasks, limits,
-                                           self.hosts)
         # A run deadline cuts planning and the tasks; what finished is still merged into an
         # answer (marked as cut), so a deadline gives a partial answer, not a bare error.
         return await self._investigate(question, tasks, limits)
@@ -408,3 +303,48 @@ class Orchestrator:
                      "task %s %s in %.3f s: %s", spec.id, result.status, result.usage.wall_s,
                      result.summary[:200])
         return result
+
+
+async def stream_events(trace: Trace, investigate: Callable[..., Awaitable[Answer]],
+                        question: str, tasks: Sequence[str] | None,
+                        limits: Limits | None) -> AsyncGenerator[Event, None]:
+    """``investigate(question, tasks=…, limits=…)`` run while the events it traces are
+    yielded (see :meth:`Orchestrator.stream`); the fleet streams through it too."""
+    send, receive = anyio.create_memory_object_stream[Event](math.inf)
+    translate = EventTranslator()
+
+    def on_event(ev: dict[str, Any]) -> None:
+        out = translate(ev)
+        if out is not None:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(out)  # the consumer may have stopped listening
+
+    trace.listen(on_event)
+    failure: list[BaseException] = []
+
+    async def run() -> None:
+        try:
+            await investigate(question, tasks=tasks, limits=limits)
+        except Exception as exc:
+            failure.append(exc)
+        finally:
+            send.close()
+
+    abandoned = False
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            async with receive:
+                try:
+                    async for event in receive:
+                        yield event
+                except GeneratorExit:
+                    # The consumer stopped early (break under aclosing, aclose, or its
+                    # task was cancelled): cancel the run, whose spans close shielded,
+                    # and finish quietly rather than raise out of the task group.
+                    abandoned = True
+                    tg.cancel_scope.cancel()
+    finally:
+        trace.unlisten(on_event)
+    if failure and not abandoned:
+        raise failure[0]

@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ._api import Orchestrator
 from ._llm._schemas import drop_nulls
-from ._orchestrator import Orchestrator, UnknownTask
+from ._orchestrator import UnknownTask
 from ._render import to_markdown
 
 DESCRIPTION = (
@@ -36,7 +37,7 @@ def _parameters(strict_shape: bool = False, task_dirs: Sequence[str] = ()) -> di
     """The arguments' schema: task names as an enum of the catalog's templates; in strict
     shape (OpenAI strict function tools, Anthropic strict tool use) every property required,
     ``root`` and ``tasks`` nullable, so a model passes null rather than guessing them."""
-    from ._catalog._template import load_catalog
+    from ._catalog._load import load_catalog
     from ._llm._schemas import strict
 
     schema = InvestigateArgs.model_json_schema()

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._catalog._load import load_catalog
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
-from ._catalog._template import load_catalog
-from ._host import Host
 from ._orchestrator import Orchestrator
 from ._sandbox._captures import CAPTURE_DIR, CapturedCommand, Manifest
 from ._sandbox._files import decode_text
+from ._sandbox._host import Host
 from ._sandbox._paths import PathRefused, Root, read_bytes
 from ._sandbox._redact import redact, redact_file
 from ._sandbox._sandbox import Sandbox
-from ._tool import Tool, ToolContext, ToolOutput
+from ._sandbox._tool import Tool, ToolContext, ToolOutput
 from ._types import Plan, TaskSpec
 
 

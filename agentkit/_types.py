@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._fleet._model import Fleet
+from ._fleet_model import Fleet
 
 SCHEMA_VERSION = 1
 

@@ -188,7 +188,7 @@ WARM: dict[str, list[str]] = {
     "httpx": ["httpx"],
     # agentkit imports aiohttp on its first model call; a real program has imported it by
     # its second investigation
-    "agentkit": ["agentkit._orchestrator", "agentkit._api", "agentkit._subagent", "aiohttp",
+    "agentkit": ["agentkit._orchestrator", "agentkit._api", "agentkit._agents._subagent", "aiohttp",
                  "anyio._backends._asyncio"],
 }
 

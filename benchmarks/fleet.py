@@ -23,9 +23,9 @@ from typing import Any
 
 import anyio
 
+from agentkit import Orchestrator
 from agentkit._fleet._fold import Fold
 from agentkit._fleet._snapfleet import SnapshotFleet
-from agentkit._orchestrator import Orchestrator
 
 from ._fleet_hosts import make_fleet
 

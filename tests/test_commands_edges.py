@@ -20,10 +20,11 @@ import anyio
 import pytest
 
 from agentkit import Host, Sandbox
-from agentkit._sandbox import _commands
-from agentkit._sandbox._commands import _run, trusted_binary
+from agentkit._sandbox import _spawn
+from agentkit._sandbox._commands import trusted_binary
 from agentkit._sandbox._paths import Root
-from agentkit._tool import ToolError
+from agentkit._sandbox._spawn import _run
+from agentkit._sandbox._tool import ToolError
 
 
 def call(host: Host, argv: list[str], **kw: object) -> Any:
@@ -45,7 +46,7 @@ def limits(stdout: str) -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("through", ["prlimit", "preexec"])
 def test_child_runs_under_every_limit(through: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if through == "preexec":  # a host without util-linux's prlimit
-        monkeypatch.setattr(_commands, "_PRLIMIT", "/nonexistent/prlimit")
+        monkeypatch.setattr(_spawn, "_PRLIMIT", "/nonexistent/prlimit")
     out, _, code, timed_out, _ = _run(["/bin/cat", "/proc/self/limits"], {"PATH": "/usr/bin"},
                                       7.0, 100_000, "/")
     assert code == 0 and not timed_out
@@ -63,7 +64,7 @@ def test_the_fallback_sets_each_limit_soft_and_hard(monkeypatch: pytest.MonkeyPa
 
     asked: list[tuple[int, tuple[int, int]]] = []
     monkeypatch.setattr(resource, "setrlimit", lambda which, pair: asked.append((which, pair)))
-    _commands._limits(11)
+    _spawn._limits(11)
     assert sorted(asked) == sorted([(resource.RLIMIT_FSIZE, (0, 0)),
                                     (resource.RLIMIT_CORE, (0, 0)),
                                     (resource.RLIMIT_CPU, (11, 11)),
@@ -71,16 +72,16 @@ def test_the_fallback_sets_each_limit_soft_and_hard(monkeypatch: pytest.MonkeyPa
 
 
 def test_without_prlimit_the_argv_is_the_program_s_own() -> None:
-    argv, preexec = _commands._limited(["/bin/true"], 3)
+    argv, preexec = _spawn._limited(["/bin/true"], 3)
     if os.access("/usr/bin/prlimit", os.X_OK):
         assert argv[0] == "/usr/bin/prlimit" and argv[-2:] == ["--", "/bin/true"]
         assert preexec is None
-    saved = _commands._PRLIMIT
+    saved = _spawn._PRLIMIT
     try:
-        _commands._PRLIMIT = "/nonexistent/prlimit"
-        argv, preexec = _commands._limited(["/bin/true"], 3)
+        _spawn._PRLIMIT = "/nonexistent/prlimit"
+        argv, preexec = _spawn._limited(["/bin/true"], 3)
     finally:
-        _commands._PRLIMIT = saved
+        _spawn._PRLIMIT = saved
     assert argv == ["/bin/true"] and callable(preexec)
 
 

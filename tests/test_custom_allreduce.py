@@ -11,8 +11,8 @@ import pytest
 
 from agentkit._catalog._fn_allreduce import _full_nvlink, _tp_gpus, custom_allreduce
 from agentkit._catalog._recipe import RecipeContext, StepFailed
-from agentkit._host import Host
 from agentkit._hostmodel._model import Server, Setting
+from agentkit._sandbox._host import Host
 from agentkit._sandbox._sandbox import Sandbox
 from agentkit._types import Fact, TaskSpec
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agentkit import Limits, Orchestrator
 from agentkit._fleet._fold import Fold
-from agentkit._fleet._model import BUCKETS
 from agentkit._fleet._names import InventoryError, check_name, expand, fold
 from agentkit._fleet._outcome import Batch, HostOutcome
 from agentkit._fleet._snapfleet import SnapshotFleet
-from agentkit._orchestrator import Limits, Orchestrator
+from agentkit._fleet_model import BUCKETS
 from agentkit._trace import Trace
-from agentkit._trace_read import read_trace
+from agentkit._trace._read import read_trace
 from agentkit._types import Answer, Fact, TaskResult
 from benchmarks._fleet_hosts import DRIVER, OTHER_DRIVER, make_fleet
 

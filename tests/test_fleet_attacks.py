@@ -20,6 +20,7 @@ import anyio
 import orjson
 import pytest
 
+from agentkit import Orchestrator
 from agentkit._fleet._fold import Fold
 from agentkit._fleet._inventory import config_hosts, hosts_from
 from agentkit._fleet._names import InventoryError, check_name, expand, fold
@@ -27,10 +28,9 @@ from agentkit._fleet._outcome import Batch, HostOutcome
 from agentkit._fleet._snapfleet import SnapshotFleet
 from agentkit._fleet._wire import MAX_REPLY, outcome, request
 from agentkit._fleet.worker import serve
-from agentkit._host import Host
-from agentkit._orchestrator import Orchestrator
+from agentkit._sandbox._host import Host
 from agentkit._trace import Trace
-from agentkit._trace_read import TraceError
+from agentkit._trace._read import TraceError
 from agentkit._types import Answer, Evidence, Fact, TaskResult
 from benchmarks._fleet_hosts import DRIVER, make_fleet, write_host
 

@@ -14,8 +14,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from agentkit import Orchestrator  # noqa: E402
 from agentkit._fleet._ray import RayTransport  # noqa: E402
-from agentkit._orchestrator import Orchestrator  # noqa: E402
 from benchmarks._fleet_hosts import write_host  # noqa: E402
 
 from .conftest import REPO  # noqa: E402

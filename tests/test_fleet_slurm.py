@@ -14,9 +14,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agentkit import Orchestrator
 from agentkit._fleet._names import InventoryError
 from agentkit._fleet._slurm import SlurmTransport
-from agentkit._orchestrator import Orchestrator
 from benchmarks._fleet_hosts import make_fleet
 
 from .conftest import REPO

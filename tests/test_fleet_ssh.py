@@ -16,9 +16,9 @@ import pytest
 
 pytest.importorskip("asyncssh")
 
+from agentkit import Orchestrator
 from agentkit._fleet._names import expand
 from agentkit._fleet._ssh import SSHTransport
-from agentkit._orchestrator import Orchestrator
 from agentkit._types import Answer
 from benchmarks._fleet_hosts import host_name, make_fleet
 from benchmarks._ssh_servers import CLIENT_OPTIONS, Fleet, start

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from agentkit._replay import Recording, ReplayDiverged, _recorded_settings, replay_trace
-from agentkit._report import render_report
-from agentkit._trace_read import TraceError, TraceFile, read_trace
-from agentkit._trace_show import render_show
+from agentkit._trace._read import TraceError, TraceFile, read_trace
+from agentkit._trace._report import render_report
+from agentkit._trace._show import render_show
 
 from .conftest import EXAMPLES as EXAMPLE_DIR
 from .fuzzing import FUZZ, TEXT, VALUES, dumps, nested

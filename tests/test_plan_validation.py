@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agentkit._catalog._template import load_catalog
-from agentkit._planner import LLMPlanner
+from agentkit._agents._planner import LLMPlanner
+from agentkit._catalog._load import load_catalog
 from agentkit.testing import ScriptedModel, reply
 
 TOOLS = ["read_file", "grep", "parse_config"]

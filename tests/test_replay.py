@@ -345,7 +345,7 @@ def test_a_recorded_model_error_replays_as_the_same_error(tmp_path: Path,
 
     from agentkit._llm._messages import ModelError, ModelRequest
     from agentkit._replay import Recording, ReplayDiverged, ReplayModel
-    from agentkit._trace_read import read_trace
+    from agentkit._trace._read import read_trace
 
     _, trace, _ = record_llm(tmp_path, capsys)
     rec = Recording(read_trace(trace))
@@ -439,8 +439,8 @@ def test_a_replay_writes_its_own_trace_with_the_recorded_tool_outcomes(
 
 def test_a_trace_without_a_run_is_refused_by_name(tmp_path: Path) -> None:
     from agentkit._replay import Recording, ReplayDiverged
-    from agentkit._trace import TRACE_FORMAT
-    from agentkit._trace_read import read_trace
+    from agentkit._trace._read import read_trace
+    from agentkit._trace._write import TRACE_FORMAT
 
     path = tmp_path / "norun.jsonl"
     path.write_text(json.dumps({"v": 1, "seq": 0, "ts": 1.0, "kind": "trace", "phase": "event",

@@ -21,9 +21,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agentkit import Host
-from agentkit._host import TRUSTED_BIN_DIRS
-from agentkit._orchestrator import Orchestrator
+from agentkit import Host, Orchestrator
+from agentkit._sandbox._host import TRUSTED_BIN_DIRS
 from agentkit._sandbox._paths import Root
 
 from .scenarios.runner import Outcome, _Capture

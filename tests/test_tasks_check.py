@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit._catalog._template import load_catalog
+from agentkit._catalog._load import load_catalog
 
 from .conftest import EXAMPLES, REPO
 

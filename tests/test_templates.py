@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from agentkit._catalog._load import load_catalog
 from agentkit._catalog._recipe import FUNCTIONS
-from agentkit._catalog._template import TemplateError, load_catalog
+from agentkit._catalog._template import TemplateError
 from agentkit._sandbox._sandbox import BUILTIN_TOOLS
 from agentkit.cli import main
 

@@ -119,7 +119,7 @@ def test_secrets_redacted_in_config_values(tmp_path: Path) -> None:
 def test_a_template_instance_is_one_word_of_at_most_128_characters(instance: str, ok: bool
                                                                     ) -> None:
     from agentkit._sandbox._sandbox import BUILTIN_TOOLS
-    from agentkit._tool import ToolError
+    from agentkit._sandbox._tool import ToolError
 
     tool = BUILTIN_TOOLS["parse_config"]
     if ok:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from agentkit._trace_read import MAX_LINE_BYTES, TraceError, read_trace
-from agentkit._trace_show import render_show
+from agentkit._trace._read import MAX_LINE_BYTES, TraceError, read_trace
+from agentkit._trace._show import render_show
 from agentkit.cli import main
 
 from .conftest import EXAMPLES

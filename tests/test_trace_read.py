@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentkit._trace import TRACE_FORMAT, TRACE_VERSION
-from agentkit._trace_read import TraceError, read_trace, text_line
+from agentkit._trace._read import TraceError, read_trace, text_line
 
 
 def event(kind: str, phase: str = "event", seq: int = 0, **data: Any) -> dict[str, Any]:

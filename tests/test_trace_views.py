@@ -11,9 +11,9 @@ import anyio
 from rich.console import Console
 
 from agentkit import Host, Orchestrator, Trace
-from agentkit._report import render_report
-from agentkit._trace_read import read_trace
-from agentkit._trace_show import render_show
+from agentkit._trace._read import read_trace
+from agentkit._trace._report import render_report
+from agentkit._trace._show import render_show
 from agentkit.cli._live import LiveProgress
 
 from .conftest import EXAMPLES
@@ -47,7 +47,7 @@ def test_a_run_that_established_nothing_does_not_say_ok(tmp_path: Path) -> None:
 def test_a_summary_uses_the_screen_s_width(tmp_path: Path) -> None:
     _run(EXAMPLES / "hopper-deepseek", "Is NCCL tuned?", tmp_path / "t.jsonl")
     tf = read_trace(str(tmp_path / "t.jsonl"))
-    from agentkit._timeline import build
+    from agentkit._trace._timeline import build
 
     longest = max((r.summary for r in build(tf).rows), key=len)
     assert len(longest) > 100

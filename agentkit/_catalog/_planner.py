@@ -70,7 +70,7 @@ def score(text: str, tpl: TaskTemplate) -> tuple[int, list[str]]:
 class CatalogPlanner:
     """Plans from the catalog alone.
 
-    >>> from agentkit._catalog._template import load_catalog
+    >>> from agentkit._catalog._load import load_catalog
     >>> planner = CatalogPlanner(load_catalog())
     """
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._citations import finalize
+from .._fleet_model import MAX_GROUPS, Fleet, FleetFact, FleetGroup
 from .._types import Answer, Cell, Claim, Evidence, Plan, Section, Table, TaskStatus, Usage
-from ._model import Fleet, FleetFact, FleetGroup
 
 MAX_CLAIMS_PER_TASK = 6  # differing facts spelled out in the bottom line; the table has all
-MAX_GROUPS = 10  # values listed per fact; the rest are counted
 
 
 def fleet_answer(question: str, plan: Plan, fleet: Fleet, index: dict[str, Evidence],

@@ -9,10 +9,11 @@ from typing import Any
 
 import anyio
 
+from .._catalog._load import load_catalog
 from .._catalog._recipe import RecipeRunner
-from .._catalog._template import TaskTemplate, load_catalog
-from .._host import Host
+from .._catalog._template import TaskTemplate
 from .._orchestrator import Orchestrator
+from .._sandbox._host import Host
 from .._types import Answer, Plan, TaskResult
 from ._outcome import Batch
 

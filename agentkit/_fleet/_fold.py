@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from .._bounded import check_value
+from .._fleet_model import Bucket, Fleet, FleetFact, FleetGroup, FleetProblem
 from .._types import Evidence, TaskResult
-from ._model import Bucket, Fleet, FleetFact, FleetGroup, FleetProblem
 from ._outcome import HostOutcome
 
 # Facts that describe this moment or this host's log rather than its configuration, or that
@@ -178,7 +178,7 @@ class Fold:
         members: dict[str, list[str]] = {}
         for h, b in self.bucket.items():
             members.setdefault(b, []).append(h)
-        from ._model import BUCKETS
+        from .._fleet_model import BUCKETS
 
         counts = {b: len(members.get(b, ())) for b in BUCKETS}
         problems = [FleetProblem(bucket=b, error=e, nodes=self._nodes(hs), count=len(hs))

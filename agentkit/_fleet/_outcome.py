@@ -12,8 +12,8 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._fleet_model import HostStatus
 from .._types import TaskResult, TaskSpec
-from ._model import HostStatus
 
 
 class Batch(BaseModel):

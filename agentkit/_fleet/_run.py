@@ -1,17 +1,23 @@
 """A fleet investigation: plan once, run the batch on every host through a transport, fold
 the outcomes as they arrive, answer. Traced like a one-host run: the run span, the plan, one
-``host`` event per host as it lands, the answer; an interrupted run keeps what it wrote."""
+``host`` event per host as it lands, the answer; an interrupted run keeps what it wrote.
+
+:class:`FleetOrchestrator` composes a one-host orchestrator (it plans, with its catalog and
+its trace) with a transport (each host runs the batch with its own agentkit): the fleet sits
+above the orchestrator, which knows nothing of it."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING
 
 import anyio
 
+from .._events import Event
+from .._orchestrator import Limits, Orchestrator, stream_events
+from .._trace import Trace
 from .._types import Answer, Plan, Usage
 from ._answer import fleet_answer
 from ._fold import Fold
@@ -20,8 +26,51 @@ from ._names import fold as fold_names
 from ._outcome import Batch, HostOutcome, Transport
 from ._record import Recorder
 
-if TYPE_CHECKING:
-    from .._orchestrator import Limits, Orchestrator
+
+class FleetOrchestrator:
+    """Asks every host ``transport`` reaches (or ``hosts``) and folds their answers; plans
+    with ``orchestrator`` (its catalog, planner and trace; its host is not read). The same
+    calls as an :class:`~agentkit.Orchestrator`: ``investigate``, ``stream``, ``aclose``.
+
+    >>> from agentkit import Orchestrator, SSHTransport
+    >>> fleet = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
+    >>> anyio.run(fleet.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
+    'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+    """
+
+    def __init__(self, orchestrator: Orchestrator, transport: Transport,
+                 hosts: Sequence[str] | None = None) -> None:
+        self.orchestrator = orchestrator
+        self.transport = transport
+        self.hosts = list(hosts) if hosts is not None else None
+
+    @property
+    def trace(self) -> Trace:
+        return self.orchestrator.trace
+
+    @property
+    def mode(self) -> str:
+        return self.orchestrator.mode
+
+    async def __aenter__(self) -> FleetOrchestrator:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.orchestrator.aclose()
+
+    async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
+                          limits: Limits | None = None) -> Answer:
+        return await investigate_fleet(self.orchestrator, self.transport, question, tasks,
+                                       limits or Limits(), self.hosts)
+
+    def stream(self, question: str, *, tasks: Sequence[str] | None = None,
+               limits: Limits | None = None) -> AsyncGenerator[Event, None]:
+        """As :meth:`Orchestrator.stream <agentkit.Orchestrator.stream>`; the events include
+        one ``host_finished`` per host."""
+        return stream_events(self.trace, self.investigate, question, tasks, limits)
 
 
 async def investigate_fleet(orch: Orchestrator, transport: Transport, question: str,

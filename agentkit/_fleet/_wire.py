@@ -26,7 +26,7 @@ def request(batch: Batch, host: str) -> bytes:
 
 def reply(results: list[TaskResult] | None = None, error: str = "") -> bytes:
     """The worker's answer (results, or why there are none), one line."""
-    from .. import __version__
+    from .._version import __version__
 
     body = {"protocol": PROTOCOL, "agentkit": __version__, "error": error,
             "results": [r.model_dump(mode="json") for r in results or ()]}

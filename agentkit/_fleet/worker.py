@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 async def run_local(root: str, batch: Batch) -> tuple[list[TaskResult], str]:
     """The batch's results under ``root``, or why there are none (a root that is not there,
     a broken snapshot: said once, here, not by every task)."""
-    from .._host import Host
     from .._sandbox._captures import SnapshotError
+    from .._sandbox._host import Host
     from ._batch import run_batch
 
     try:

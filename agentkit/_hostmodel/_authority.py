@@ -24,7 +24,7 @@ from .runtimes._systemctl_show import (
 )
 
 if TYPE_CHECKING:
-    from .._catalog._recipe import RecipeContext
+    from .._sandbox._context import RecipeContext
 
 # The manager's environment reaches every unit; only what an investigation needs is kept
 # from it (the same families the process capture keeps), never a credential.

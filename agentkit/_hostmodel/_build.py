@@ -16,7 +16,7 @@ from ._select import select_current
 from .runtimes import RUNTIMES
 
 if TYPE_CHECKING:
-    from .._catalog._recipe import RecipeContext
+    from .._sandbox._context import RecipeContext
 
 
 async def build_host_model(ctx: RecipeContext) -> HostModel:

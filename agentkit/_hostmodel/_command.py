@@ -11,7 +11,7 @@ from ._model import Server, Setting
 from ._wrapper import SHELLS, ScriptVar, parse_script, script_of, source_targets, strip_env
 
 if TYPE_CHECKING:
-    from .._catalog._recipe import RecipeContext
+    from .._sandbox._context import RecipeContext
 
 
 async def follow_command(ctx: RecipeContext, server: Server) -> bool:

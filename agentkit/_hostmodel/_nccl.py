@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ._model import Server, Setting
 
 if TYPE_CHECKING:
-    from .._catalog._recipe import RecipeContext
+    from .._sandbox._context import RecipeContext
 
 SYSTEM_CONF = "/etc/nccl.conf"
 

@@ -15,13 +15,13 @@ from pydantic import Field
 
 from .._bounded import MAX_DEPTH as _MAX_DEPTH
 from .._bounded import LimitError, check_value, check_yaml
-from .._tool import ToolContext, ToolError, ToolOutput, tool
 from .._types import Evidence
 from ._files import read_text
 from ._jsonlines import JSONLineError, loads_with_lines
 from ._paths import PathRefused, list_entries
 from ._redact import is_env_file, redact_entry
 from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
+from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
 _MAX_ENTRIES = 5000

@@ -18,10 +18,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from .._tool import ToolError
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
-from ._redact_formats import KEY_BEGIN, KEY_END
+from ._redact._formats import KEY_BEGIN, KEY_END
+from ._tool import ToolError
 
 CONTENT_PRINTERS = frozenset({"cat", "head", "tail", "grep", "sed", "sort", "uniq"})
 # Redaction runs at 1-3 MB/s (a crafted file at the slow end): a whole copy stops at 8 MiB.

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import re2
 from pydantic import Field
 
-from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
+from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 _MAX_LINES = 2000
 _MAX_GLOB = 500

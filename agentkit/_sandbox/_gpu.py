@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tool import ToolContext, ToolError, ToolOutput, tool
 from .._types import Evidence
 from ._captures import SnapshotError, load_nvml
+from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 _TOPO_WORDS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 

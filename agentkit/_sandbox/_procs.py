@@ -15,11 +15,11 @@ import re
 from typing import Any
 
 from .._bounded import loads_json
-from .._tool import ToolContext, ToolError, ToolOutput, tool
 from ._captures import SnapshotError, read_capture
 from ._redact import redact
-from ._redact_cli import _OPAQUE
-from ._redact_keys import SECRET_KEY, SHORT_PASSWORD_FLAG, credential_like
+from ._redact._cli import _OPAQUE
+from ._redact._keys import SECRET_KEY, SHORT_PASSWORD_FLAG, credential_like
+from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 ENGINE = re.compile(r"(^|/)(vllm|trtllm-serve|sglang)$|vllm\.entrypoints|sglang\.launch_server")
 _ENV_NAMES = re.compile(r"(NCCL|CUDA|NVIDIA|VLLM|SGLANG|TORCH|PYTORCH|TRTLLM|TLLM|HF|OMP)_\w+|"

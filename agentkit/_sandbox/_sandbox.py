@@ -15,16 +15,16 @@ import anyio
 import orjson
 
 from .._errors import RunAborted, TaskIncomplete
-from .._host import Host
-from .._tool import Tool, ToolContext, ToolError, ToolOutput
 from .._trace import Trace
 from .._types import Evidence
 from ._commands import run_command
 from ._configs import parse_config
 from ._files import glob, grep, list_dir, read_file
 from ._gpu import gpu_info
+from ._host import Host
 from ._procs import serving_processes
 from ._redact import may_hold_secret, redact
+from ._tool import Tool, ToolContext, ToolError, ToolOutput
 
 _KEY_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 

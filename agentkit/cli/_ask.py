@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import add_llm, add_root, default_trace_path, host_from, settings_from
 from ._errors import CLIError
+
+if TYPE_CHECKING:
+    from .._config import Settings
+    from .._fleet._run import FleetOrchestrator
+    from .._orchestrator import Orchestrator
+    from .._sandbox._host import Host
+    from .._trace import Trace
 
 _MAX_QUESTION = 8000
 
@@ -35,23 +42,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import anyio
-
-    from .._api import build_orchestrator
-    from .._catalog._planner import NoMatchingTask
-    from .._catalog._template import TemplateError
-    from .._llm._messages import ModelError
-    from .._planner import PlanError
-    from .._trace import Trace
-
-    raw = sys.stdin.read(_MAX_QUESTION * 4 + 1) if args.question == "-" else args.question
-    question = " ".join(raw.split())
-    if not question:
-        raise CLIError('the question is empty: ask something, e.g. agentkit ask "Is NCCL '
-                       'tuned for this topology?"')
-    if len(question) > _MAX_QUESTION:
-        raise CLIError(f"the question is {len(question)} characters; keep it under "
-                       f"{_MAX_QUESTION} and put details in files under --root")
+    question = _question(args)
     settings = settings_from(args)
     host = host_from(args)
     fleet = None
@@ -60,6 +51,33 @@ def run(args: argparse.Namespace) -> int:
 
         fleet = transport_from(args)
     trace_path = args.trace or default_trace_path()
+    trace, live = _open_trace(trace_path, args)
+    try:
+        answer = _answer(question, settings, host, trace, live, fleet, args.catalog)
+    finally:
+        trace.close()
+        if not args.quiet:
+            print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
+    _print(answer, args.json, args.brief)
+    return _exit_code(answer, host)
+
+
+def _question(args: argparse.Namespace) -> str:
+    raw = sys.stdin.read(_MAX_QUESTION * 4 + 1) if args.question == "-" else args.question
+    question = " ".join(raw.split())
+    if not question:
+        raise CLIError('the question is empty: ask something, e.g. agentkit ask "Is NCCL '
+                       'tuned for this topology?"')
+    if len(question) > _MAX_QUESTION:
+        raise CLIError(f"the question is {len(question)} characters; keep it under "
+                       f"{_MAX_QUESTION} and put details in files under --root")
+    return question
+
+
+def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
+    """The trace file, with the live display (a TTY) or the progress log listening."""
+    from .._trace import Trace
+
     try:
         trace = Trace(trace_path, exclusive=not args.trace)
     except OSError as exc:
@@ -76,21 +94,37 @@ def run(args: argparse.Namespace) -> int:
         from ._progress import progress_logger
 
         trace.listen(progress_logger(warnings_only=args.quiet))
+    return trace, live
+
+
+def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: Any,
+            fleet: tuple[Any, Any] | None, catalog_only: bool) -> Any:
+    """The investigation, its failures said as CLIErrors with their exit codes."""
+    import anyio
+
+    from .._agents._planner import PlanError
+    from .._api import build_orchestrator
+    from .._catalog._planner import NoMatchingTask
+    from .._catalog._template import TemplateError
+    from .._llm._messages import ModelError
+
     try:
-        orch = build_orchestrator(settings, host, trace=trace, catalog_only=args.catalog)
-        orch.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
+        one = build_orchestrator(settings, host, trace=trace, catalog_only=catalog_only)
+        one.tune_gc = True  # the CLI owns its process: fewer collections while tasks fan out
+        orch: Orchestrator | FleetOrchestrator = one
         if fleet is not None:
-            orch.transport, orch.hosts = fleet
+            from .._fleet._run import FleetOrchestrator
+
+            orch = FleetOrchestrator(one, *fleet)
 
         async def go() -> Any:
             async with orch:  # closes the model's connections, on errors too
                 return await orch.investigate(question)
 
-        if live is not None:
-            with live:
-                answer = anyio.run(go)
-        else:
-            answer = anyio.run(go)
+        if live is None:
+            return anyio.run(go)
+        with live:
+            return anyio.run(go)
     except TemplateError as exc:
         raise CLIError(str(exc)) from None
     except ValueError as exc:  # a fleet's inventory (host names, a job, a cluster)
@@ -100,20 +134,24 @@ def run(args: argparse.Namespace) -> int:
     except NoMatchingTask as exc:
         raise CLIError(str(exc), 3) from None
     except (ModelError, PlanError) as exc:
-        status = getattr(exc, "status", None)
-        if status in (401, 403):
-            source = settings.api_key_source()
-            had = "is not set" if not settings.api_key() else "was refused"
-            raise CLIError(f"{exc}. The API key from ${source} {had}: set {source} (or name "
-                           "another variable with --api-key-env) to a key this endpoint "
-                           "accepts", 4) from None
-        raise CLIError(f"{exc}. Check --base-url/--model (or AGENTKIT_BASE_URL/AGENTKIT_MODEL), "
-                       "or run without them for catalog mode", 4) from None
-    finally:
-        trace.close()
-        if not args.quiet:
-            print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
-    _print(answer, args.json, args.brief)
+        raise _model_error(exc, settings) from None
+
+
+def _model_error(exc: Exception, settings: Settings) -> CLIError:
+    status = getattr(exc, "status", None)
+    if status in (401, 403):
+        source = settings.api_key_source()
+        had = "is not set" if not settings.api_key() else "was refused"
+        return CLIError(f"{exc}. The API key from ${source} {had}: set {source} (or name "
+                        "another variable with --api-key-env) to a key this endpoint "
+                        "accepts", 4)
+    return CLIError(f"{exc}. Check --base-url/--model (or AGENTKIT_BASE_URL/AGENTKIT_MODEL), "
+                    "or run without them for catalog mode", 4)
+
+
+def _exit_code(answer: Any, host: Host) -> int:
+    """7 when nothing was established (no fleet host answered; no task of one host found
+    anything), else 0; the reason goes to stderr."""
     if answer.fleet is not None:
         counts = answer.fleet.counts
         if counts.get("ok", 0) + counts.get("differs", 0) == 0:

@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> Any:
-    from .._catalog._template import TemplateError, load_catalog
+    from .._catalog._load import load_catalog
+    from .._catalog._template import TemplateError
 
     try:
         return load_catalog(args.tasks_dir)
@@ -55,7 +56,8 @@ def show_task(args: argparse.Namespace) -> int:
 
 
 def check_tasks(args: argparse.Namespace) -> int:
-    from .._catalog._template import TemplateError, check_tools, load_catalog
+    from .._catalog._load import check_tools, load_catalog
+    from .._catalog._template import TemplateError
     from .._sandbox._sandbox import BUILTIN_TOOLS
 
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from ._errors import CLIError
@@ -47,8 +46,8 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def host_from(args: argparse.Namespace) -> Any:
-    from .._host import Host
     from .._sandbox._captures import SnapshotError
+    from .._sandbox._host import Host
 
     chosen = {"sandbox": args.sandbox} if getattr(args, "sandbox", None) else {}
     try:
@@ -63,52 +62,11 @@ def host_from(args: argparse.Namespace) -> Any:
 
 
 def default_trace_path() -> str:
-    """A new trace file in the trace directory: a unique name (two runs in the same second
-    never share one), and only the newest ``AGENTKIT_TRACE_KEEP`` (default 200) of the runs
-    kept there; older ones are removed."""
-    import secrets
-    import time
-
-    from ._errors import CLIError
-
-    base = os.environ.get("AGENTKIT_TRACE_DIR") or os.path.join(
-        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"),
-        "agentkit", "traces")
-    try:
-        os.makedirs(base, exist_ok=True)
-    except OSError as exc:
-        raise CLIError(f"cannot create the trace directory {base}: {exc.strerror}; set "
-                       "AGENTKIT_TRACE_DIR to a writable directory or pass --trace FILE") from None
-    name = time.strftime("run-%Y%m%d-%H%M%S") + f"-{secrets.token_hex(3)}.jsonl"
-    prune_traces(base, _keep())
-    return os.path.join(base, name)
-
-
-def _keep() -> int:
-    from ._errors import CLIError
-
-    raw = os.environ.get("AGENTKIT_TRACE_KEEP", "200")
-    try:
-        keep = int(raw)
-    except ValueError:
-        keep = -1
-    if keep < 1:
-        raise CLIError(f"AGENTKIT_TRACE_KEEP={raw!r} must be a whole number of runs, at least 1")
-    return keep
-
-
-def prune_traces(base: str, keep: int) -> list[str]:
-    """Remove all but the newest ``keep - 1`` run traces (the run about to start is the
-    keep-th); only files this CLI names (``run-*.jsonl``) are touched."""
-    import contextlib
+    """A new trace file in the trace directory (``agentkit._trace._files``), or a CLIError
+    saying why there can be none."""
+    from .._trace._files import TraceDirError, new_trace_path
 
     try:
-        names = sorted(n for n in os.listdir(base)
-                       if n.startswith("run-") and n.endswith(".jsonl"))
-    except OSError:
-        return []
-    gone = names[: max(0, len(names) - (keep - 1))]
-    for n in gone:
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(base, n))
-    return gone
+        return new_trace_path()
+    except TraceDirError as exc:
+        raise CLIError(str(exc)) from None

@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 
 def _read(path: str) -> Any:
-    from .._trace_read import TraceError, read_trace
+    from .._trace._read import TraceError, read_trace
 
     try:
         return read_trace(path)
@@ -46,7 +46,7 @@ def replay(args: argparse.Namespace) -> int:
 
     from .._render import to_markdown
     from .._replay import ReplayDiverged, replay_trace
-    from .._trace_read import TraceError
+    from .._trace._read import TraceError
 
     if args.root and not args.live_tools:
         raise CLIError("--root only applies with --live-tools (an exact replay reads nothing)")
@@ -115,14 +115,14 @@ def _drift_text(d: Any) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    from .._trace_show import render_show
+    from .._trace._show import render_show
 
     render_show(_read(args.trace))
     return 0
 
 
 def report(args: argparse.Namespace) -> int:
-    from .._report import render_report
+    from .._trace._report import render_report
 
     html = render_report(_read(args.trace))
     try:

@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def list_tools(args: argparse.Namespace) -> int:
-    from .._host import sandbox_setting
+    from .._sandbox._host import sandbox_setting
     from .._sandbox._kernel import KernelUnavailable, layer
     from .._sandbox._sandbox import BUILTIN_TOOLS
 

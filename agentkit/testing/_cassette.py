@@ -25,7 +25,7 @@ def cassette(path: str | os.PathLike[str], question: str, **from_env: Any) -> An
     """Record (first time, or ``AGENTKIT_RECORD=1``) or replay an investigation."""
     file = Path(path)
     if os.environ.get("AGENTKIT_RECORD") == "1" or not file.exists():
-        from .._orchestrator import Orchestrator
+        from .._api import Orchestrator
 
         file.parent.mkdir(parents=True, exist_ok=True)
 

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import yaml
 
+from agentkit import Orchestrator
 from agentkit._catalog._synth import TemplateSynthesizer
-from agentkit._host import Host
-from agentkit._orchestrator import Orchestrator
+from agentkit._sandbox._host import Host
 from agentkit._types import Answer, Plan, TaskResult
 
 HERE = Path(__file__).resolve().parent

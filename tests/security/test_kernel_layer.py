@@ -31,7 +31,7 @@ import anyio
 import pytest
 
 from agentkit import Host, Sandbox
-from agentkit._sandbox import _commands, _copies, _kernel
+from agentkit._sandbox import _commands, _copies, _kernel, _spawn
 from agentkit._sandbox._paths import Root
 from agentkit._sandbox._rules import Checked
 
@@ -331,7 +331,7 @@ def test_with_every_userspace_check_off_git_still_writes_nothing(
     # `tag` writes a ref; without the allowlist, GIT_OPTIONAL_LOCKS and RLIMIT_FSIZE only the
     # read-only mount is left, and it must hold. (The same calls with the kernel layer off
     # show that they do write, so the test can fail.)
-    monkeypatch.setattr(_commands, "_limited", lambda argv, cpu_s: (argv, None))
+    monkeypatch.setattr(_spawn, "_limited", lambda argv, cpu_s: (argv, None))
     home_repo = Path.home() / f".agentkit-repo-{uuid.uuid4().hex[:8]}"
     try:
         home_repo.mkdir()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from . import _compose, _containers, _kubernetes, _processes, _systemd
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
     from .._model import HostModel, Server
 
 

@@ -26,7 +26,7 @@ from ._kubernetes import image_entrypoint
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
 
 _DIRS = ("/opt/*", "/srv/*", "/root/*", "/home/*/*", "/etc/docker/compose/*")
 _NAMES = ("compose.y*ml", "docker-compose.y*ml")

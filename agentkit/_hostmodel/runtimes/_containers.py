@@ -21,7 +21,7 @@ from .._model import HostModel, Server, Setting
 from .._state import State
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
 
 CLIS = ("docker", "podman")
 # A container is inspected when its command or image could start a server (a host may run

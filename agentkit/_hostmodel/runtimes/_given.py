@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
 
 
 def manifest_dirs(ctx: RecipeContext) -> tuple[str, ...]:

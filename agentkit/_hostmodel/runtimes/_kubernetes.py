@@ -22,7 +22,7 @@ from ._given import manifest_dirs
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
 
 # Where manifests are kept on a host, bounded so a live host is not walked end to end.
 MANIFEST_GLOBS = ("/etc/kubernetes/manifests/*.y*ml", "/opt/*/k8s/*.y*ml",

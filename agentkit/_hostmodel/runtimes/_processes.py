@@ -17,7 +17,7 @@ from .._model import HostModel, Server, Setting
 from .._state import State
 
 if TYPE_CHECKING:
-    from ..._catalog._recipe import RecipeContext
+    from ..._sandbox._context import RecipeContext
 
 
 async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ._sandbox._captures import Manifest, load_manifest
-from ._sandbox._kernel import SETTINGS, Setting
-from ._sandbox._paths import Root
+from ._captures import Manifest, load_manifest
+from ._kernel import SETTINGS, Setting
+from ._paths import Root
 
 # Only binaries from these directories ever run: a planted ./git or a PATH entry cannot.
 TRUSTED_BIN_DIRS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")

@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ._render import visible_controls
+from .._render import visible_controls
+from ._read import TraceFile
 from ._timeline import build
-from ._trace_read import TraceFile
 
 MAX_TEXT = 2000
 

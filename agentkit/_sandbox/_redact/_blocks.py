@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ._redact_keys import BENIGN_VALUE, BLOCK_HEADER, env_secret, hint, hinted, quoted
-from ._redact_keys import STRONG_KEY as SECRET_KEY  # structures: only the sure names
+from ._keys import BENIGN_VALUE, BLOCK_HEADER, env_secret, hint, hinted, quoted
+from ._keys import STRONG_KEY as SECRET_KEY  # structures: only the sure names
 
 _R = "[REDACTED:secret]"
 _PROPS = r"(?:[ \t]+(?:&[\w.\-/]+|![^\s]*))*"  # a YAML anchor or tag after the colon

@@ -15,10 +15,10 @@ from typing import Any, get_type_hints
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from .._llm._messages import ToolSpec
+from .._types import Evidence, EvidenceKind
 from ._host import Host
-from ._llm._messages import ToolSpec
-from ._sandbox._redact import redact
-from ._types import Evidence, EvidenceKind
+from ._redact import redact
 
 
 class ToolError(Exception):

@@ -4,18 +4,16 @@ fold itself changed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._trace_read import TraceError, TraceFile
+from .._fleet._answer import fleet_answer
+from .._fleet._fold import Fold
+from .._fleet._names import InventoryError, expand
+from .._fleet._outcome import HostOutcome
+from .._fleet._record import read_outcomes
+from .._trace._read import TraceError, TraceFile
 from .._types import Answer, Plan
-from ._answer import fleet_answer
-from ._fold import Fold
-from ._names import InventoryError, expand
-from ._outcome import HostOutcome
-from ._record import read_outcomes
-
-if TYPE_CHECKING:
-    from .._replay import ReplayResult
+from ._result import ReplayResult
 
 
 def is_fleet(tf: TraceFile) -> bool:
@@ -26,8 +24,6 @@ def is_fleet(tf: TraceFile) -> bool:
 
 def replay_fleet(tf: TraceFile) -> ReplayResult:
     """The fleet answer rebuilt from the trace's host events."""
-    from .._replay import ReplayResult
-
     run = tf.first("run", "start")
     plan_ev = tf.first("plan")
     assert run is not None

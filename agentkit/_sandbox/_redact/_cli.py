@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ._redact_keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
+from ._keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
 
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
 _CLI_FLAG = re.compile(

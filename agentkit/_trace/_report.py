@@ -11,10 +11,10 @@ from typing import Any
 
 import jinja2
 
-from ._fleet._answer import MAX_GROUPS
+from .._fleet_model import MAX_GROUPS
+from .._types import Answer, Citation
+from ._read import TraceFile
 from ._timeline import build
-from ._trace_read import TraceFile
-from ._types import Answer, Citation
 
 LABEL_W, WIDTH, ROW_H = 170, 900, 22
 
@@ -22,7 +22,7 @@ LABEL_W, WIDTH, ROW_H = 170, 900, 22
 @lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "_templates")),
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent.parent / "_templates")),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2")
 
@@ -62,7 +62,7 @@ def fleet_facts(answer: Answer, num: dict[str, int]) -> tuple[list[FactView], li
     """The fleet's facts that differ (each value group: majority first, then the outliers,
     with the evidence the answer cites for it), and those the same on every host.
 
-    >>> from agentkit._fleet._model import Fleet, FleetFact, FleetGroup
+    >>> from agentkit._fleet_model import Fleet, FleetFact, FleetGroup
     >>> fleet = Fleet(transport="t", hosts=3, facts=[FleetFact(task="t", fact="k", groups=[
     ...     FleetGroup(text="1", nodes="n[1-2]", count=2), FleetGroup(text="2", nodes="n3",
     ...                                                              count=1)])])

@@ -1,10 +1,10 @@
 """Secret redaction, applied to everything a tool returns before it leaves the sandbox.
 
-Three nets: token *formats* that are secret wherever they appear (``_redact_formats.py``:
+Three nets: token *formats* that are secret wherever they appear (``_formats.py``:
 ``hf_…``, ``sk-…``, key blocks, JWTs …); *assignments* whose key names a secret
 (``PASSWORD=…``, ``"api_key": "…"``, ``--api-key …``, ``requirepass …``; the vocabulary is in
-``_redact_keys.py``); and *structures* whose key is on another line (``_redact_blocks.py``:
-nested YAML, env lists, sections; ``_redact_k8s.py``: Kubernetes Secrets). Benign
+``_keys.py``); and *structures* whose key is on another line (``_blocks.py``:
+nested YAML, env lists, sections; ``_k8s.py``: Kubernetes Secrets). Benign
 look-alikes (commit SHAs, UUIDs, AWS's documented ``…EXAMPLE`` keys, ports) stay readable.
 Redaction is the last net: the sandbox's first is not mounting credential files at all.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import re2
 
-from ._redact_blocks import (
+from ._blocks import (
     redact_aliases,
     redact_env_blocks,
     redact_env_items,
@@ -29,10 +29,10 @@ from ._redact_blocks import (
     redact_sections,
     redact_xml,
 )
-from ._redact_cli import redact_command_lines
-from ._redact_formats import TRIGGERS, format_sub, formats_for, redact_structured
-from ._redact_k8s import is_k8s_secret, redact_k8s
-from ._redact_keys import (
+from ._cli import redact_command_lines
+from ._formats import TRIGGERS, format_sub, formats_for, redact_structured
+from ._k8s import is_k8s_secret, redact_k8s
+from ._keys import (
     BENIGN_VALUE,
     JOIN,
     KEY_NAME,

@@ -18,6 +18,9 @@ HostStatus = Literal["ok", "failed", "unreachable", "timed-out", "refused"]
 Bucket = Literal["ok", "differs", "failed", "unreachable", "timed-out", "refused"]
 BUCKETS: tuple[Bucket, ...] = ("ok", "differs", "failed", "unreachable", "timed-out",
                                "refused")
+# Values listed per fact (the rest are counted): by the fleet answer and by the trace report,
+# which sits below the fleet and so reads it here.
+MAX_GROUPS = 10
 
 
 class _Model(BaseModel):

@@ -1,6 +1,6 @@
 """The vocabulary of the key-name rules: which names say "secret", which values are benign
 placeholders, and what a credential-looking word is. Shared by the text nets
-(``_redact.py``), the line-structured passes (``_redact_blocks.py``) and the process views."""
+(``__init__.py``), the line-structured passes (``_blocks.py``) and the process views."""
 
 from __future__ import annotations
 

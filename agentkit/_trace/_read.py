@@ -23,9 +23,9 @@ from pydantic import (
     ValidationError,
 )
 
-from ._render import visible_controls
-from ._trace import TRACE_FORMAT, TRACE_VERSION
-from ._types import Answer, Evidence, Plan, TaskResult
+from .._render import visible_controls
+from .._types import Answer, Evidence, Plan, TaskResult
+from ._write import TRACE_FORMAT, TRACE_VERSION
 
 # Limits (docs/trace-format.md, "Limits"): what agentkit writes is far inside them; past them a
 # file is damaged or crafted, and reading it must not crash, hang or allocate without bound.

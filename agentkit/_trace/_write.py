@@ -58,7 +58,7 @@ class Trace:
         self._flush_pending = False
         self._written: set[str] = set()  # evidence ids written in full to the file
         if self._file is not None:
-            from . import __version__
+            from .._version import __version__
 
             header = {"v": TRACE_VERSION, "seq": 0, "ts": round(self.t0, 6), "kind": "trace",
                       "phase": "event", "span": None, "parent": None, "task": None,

@@ -13,26 +13,26 @@ rest on it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from pydantic import ValidationError
 
-from ._api import build_orchestrator
-from ._catalog._planner import NoMatchingTask
-from ._catalog._template import TemplateError
-from ._config import Settings
-from ._errors import RunAborted, TaskIncomplete
-from ._host import Host
-from ._llm._messages import ModelError, ModelRequest, ModelResponse
-from ._llm._traced import request_hash
-from ._orchestrator import Limits, UnknownTask
-from ._sandbox._paths import Root
-from ._tool import Tool, ToolContext, ToolError, ToolOutput
-from ._trace import Trace
-from ._trace_read import TraceError, TraceFile, read_trace
-from ._types import Answer, Evidence, TaskResult
+from .._api import build_orchestrator
+from .._catalog._planner import NoMatchingTask
+from .._catalog._template import TemplateError
+from .._config import Settings
+from .._errors import RunAborted, TaskIncomplete
+from .._llm._messages import ModelError, ModelRequest, ModelResponse
+from .._llm._traced import request_hash
+from .._orchestrator import Limits, UnknownTask
+from .._sandbox._host import Host
+from .._sandbox._paths import Root
+from .._sandbox._tool import Tool, ToolContext, ToolError, ToolOutput
+from .._trace import Trace
+from .._trace._read import TraceError, TraceFile, read_trace
+from .._types import Answer, Evidence, TaskResult
+from ._result import Drift, ReplayResult
 
 
 class ReplayDiverged(RunAborted):
@@ -140,35 +140,11 @@ def replay_executor(recording: Recording) -> Any:
     return execute
 
 
-@dataclass
-class Drift:
-    changed: list[tuple[Evidence, Evidence]] = field(default_factory=list)
-    gone: list[Evidence] = field(default_factory=list)
-    new: list[Evidence] = field(default_factory=list)
-    findings: list[str] = field(default_factory=list)
-    stale_steps: list[str] = field(default_factory=list)
-
-    @property
-    def any(self) -> bool:
-        return bool(self.changed or self.gone)
-
-
-@dataclass
-class ReplayResult:
-    answer: Answer | None
-    recorded: Answer | None
-    identical: bool
-    notes: list[str]
-    tasks: dict[str, str]
-    incomplete: list[str]
-    drift: Drift | None = None
-
-
 async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False,
                        root: str | None = None, trace_out: str | None = None) -> ReplayResult:
     """Replay a trace exactly, or with live tools (``live_tools``) to see what drifted."""
     tf = read_trace(path)
-    from ._fleet._replay import is_fleet, replay_fleet
+    from ._fleet import is_fleet, replay_fleet
 
     if is_fleet(tf):  # a fleet run: its hosts' outcomes are folded again, offline
         if live_tools:
@@ -178,14 +154,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
     rec = Recording(tf)
     run = rec.run
     settings, limits = _recorded_settings(tf, run)
-    if live_tools:
-        where = root or run["root"]
-        if not os.path.isdir(where):
-            raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
-                                    "to re-run the tools against another one")
-        host = Host.at(where, manifest_dirs=tuple(run.get("manifest_dirs") or ()))
-    else:  # an exact replay reads nothing, so the recorded root need not exist here
-        host = Host(root=Root(run["root"]), manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+    host = _host(run, live_tools, root)
     trace = Trace(trace_out) if trace_out else Trace()
     results: dict[str, TaskResult] = {}
 
@@ -216,6 +185,24 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         notes.append(f"no answer: {exc}")
     finally:
         trace.close()
+    return _result(rec, results, answer, notes, live_tools, model)
+
+
+def _host(run: dict[str, Any], live_tools: bool, root: str | None) -> Host:
+    if live_tools:
+        where = root or run["root"]
+        if not os.path.isdir(where):
+            raise FileNotFoundError(f"the root {where!r} does not exist here: pass --root DIR "
+                                    "to re-run the tools against another one")
+        return Host.at(where, manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+    # an exact replay reads nothing, so the recorded root need not exist here
+    return Host(root=Root(run["root"]), manifest_dirs=tuple(run.get("manifest_dirs") or ()))
+
+
+def _result(rec: Recording, results: dict[str, TaskResult], answer: Answer | None,
+            notes: list[str], live_tools: bool, model: ReplayModel | None) -> ReplayResult:
+    """The replay's answer beside the recorded one: identical or not (exact), or what
+    drifted (live tools)."""
     incomplete = sorted(t for t, r in results.items()
                         if any("not in the trace" in e for e in r.errors))
     if incomplete:

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ._llm._messages import Message, Model, ModelRequest, Purpose, ToolSpec
-from ._types import Usage
+from .._llm._messages import Message, Model, ModelRequest, Purpose, ToolSpec
+from .._types import Usage
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._trace_read import TraceFile
+from ._read import TraceFile
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from ._resources import bundled
+from .._resources import bundled
 
 
 @lru_cache(maxsize=1)

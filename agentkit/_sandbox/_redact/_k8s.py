@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ._redact_keys import BLOCK_HEADER, quoted
+from ._keys import BLOCK_HEADER, quoted
 
 # Lines may carry a `grep -rn` prefix (/path:12:) in command output, and a diff's +/-/context
 # column.

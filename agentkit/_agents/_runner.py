@@ -3,11 +3,11 @@ subagent. Either way the task works through its own sandbox."""
 
 from __future__ import annotations
 
-from ._catalog._recipe import RecipeRunner
-from ._llm._messages import Model
-from ._sandbox._sandbox import Sandbox
+from .._catalog._recipe import RecipeRunner
+from .._llm._messages import Model
+from .._sandbox._sandbox import Sandbox
+from .._types import TaskResult, TaskSpec
 from ._subagent import Subagent
-from ._types import TaskResult, TaskSpec
 
 
 class DefaultRunner:

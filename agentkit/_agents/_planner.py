@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._catalog._template import TaskTemplate
-from ._llm._messages import Message, Model, ToolSpec
-from ._llm._schemas import drop_nulls, restrict, strict
+from .._catalog._template import TaskTemplate
+from .._llm._messages import Message, Model, ToolSpec
+from .._llm._schemas import drop_nulls, restrict, strict
+from .._types import Budget, Plan, SubQuestion, TaskResult, TaskSpec, Usage
 from ._prompts import render
 from ._submission import ask_for_submission
-from ._types import Budget, Plan, SubQuestion, TaskResult, TaskSpec, Usage
 
 
 class PlanError(Exception):
@@ -70,7 +70,7 @@ class LLMPlanner:
             return plan
         why = f"the model gave no valid plan after {self.max_repairs + 1} tries: {problem}"
         if self.fallback is not None:
-            from ._catalog._planner import NoMatchingTask
+            from .._catalog._planner import NoMatchingTask
 
             try:
                 plan = await self.fallback.plan(question)
@@ -88,7 +88,7 @@ class LLMPlanner:
         catalog has nothing for the question."""
         if self.fallback is None or any(f.evidence for r in results for f in r.findings):
             return None  # something was established, with evidence
-        from ._catalog._planner import NoMatchingTask
+        from .._catalog._planner import NoMatchingTask
 
         try:
             catalog = await self.fallback.plan(question)

@@ -14,11 +14,11 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._llm._messages import Message, Model, ModelRequest, ToolCallRequest, ToolSpec
-from ._llm._schemas import drop_nulls, strict
+from .._llm._messages import Message, Model, ModelRequest, ToolCallRequest, ToolSpec
+from .._llm._schemas import drop_nulls, strict
+from .._sandbox._sandbox import Sandbox
+from .._types import Fact, Finding, TaskResult, TaskSpec, Usage
 from ._prompts import render, untrusted
-from ._sandbox._sandbox import Sandbox
-from ._types import Fact, Finding, TaskResult, TaskSpec, Usage
 
 SUBMIT = "submit_result"
 

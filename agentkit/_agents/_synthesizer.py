@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._citations import evidence_index, finalize, unknown_ids
-from ._llm._messages import Message, Model, ToolSpec
-from ._llm._schemas import drop_nulls, restrict_everywhere, strict
+from .._citations import evidence_index, finalize, unknown_ids
+from .._llm._messages import Message, Model, ToolSpec
+from .._llm._schemas import drop_nulls, restrict_everywhere, strict
+from .._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
 from ._prompts import render
 from ._submission import ask_for_submission
-from ._types import Answer, Claim, Plan, Section, Table, TaskResult, Usage, failure_note
 
 
 class _AnswerSubmission(BaseModel):

@@ -1,0 +1,91 @@
+"""Loading the catalog: every template file of the bundled and extra task directories,
+validated against the schema (``_template``) and checked against the recipe functions and
+expressions (``_check``).
+
+Its own module because the check needs the recipe runner's registry, and the recipe runner
+needs the schema: loading sits above all three.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from .._resources import bundled
+from . import _check
+from ._template import _LOADER, TaskTemplate, TemplateError
+
+
+def load_template(path: Path) -> TaskTemplate:
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        raise TemplateError(f"{path}: not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise TemplateError(f"{path}: cannot read: {exc.strerror}") from None
+    if not isinstance(raw, dict):
+        raise TemplateError(f"{path}: a task template must be a mapping of fields")
+    try:
+        tpl = TaskTemplate.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field '{'.'.join(str(p) for p in e['loc'])}': {e['msg']}" for e in exc.errors())
+        raise TemplateError(f"{path}: {problems}") from None
+    if tpl.name != path.stem:
+        raise TemplateError(f"{path}: field 'name' is {tpl.name!r} but the file is named "
+                            f"{path.name}; they must match")
+    found = _check.problems(tpl)
+    if found:
+        raise TemplateError(f"{path}: " + "; ".join(found))
+    tpl.source = str(path)
+    return tpl
+
+
+def check_tools(catalog: dict[str, TaskTemplate], tools: Sequence[str]) -> None:
+    """Every tool the catalog's templates use is one the orchestrator offers (the rest of a
+    template was checked when it loaded)."""
+    known = set(tools)
+    for tpl in catalog.values():
+        found = [f"field 'tools': no tool {t!r} (offered: {', '.join(sorted(known))})"
+                 for t in tpl.tools if t not in known]
+        if found:
+            raise TemplateError(f"{tpl.source or tpl.name}: " + "; ".join(found))
+
+
+@lru_cache(maxsize=32)
+def _load_dir(directory: str, files: tuple[tuple[str, int, int], ...]) -> list[TaskTemplate]:
+    """Parsed templates of one directory, cached while its files are unchanged (parsing the
+    YAML was the largest cost of a catalog investigation)."""
+    return [load_template(Path(directory) / name) for name, _, _ in files]
+
+
+def template_dirs(extra: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    dirs = [bundled("tasks")]
+    env = os.environ.get("AGENTKIT_TASKS_PATH", "")
+    dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    dirs += [Path(p) for p in extra or []]
+    return dirs
+
+
+def load_catalog(extra: Sequence[str | os.PathLike[str]] | None = None
+                 ) -> dict[str, TaskTemplate]:
+    """All templates: bundled first, then ``AGENTKIT_TASKS_PATH``, then ``extra``; a later
+    directory's template replaces a bundled one of the same name."""
+    catalog: dict[str, TaskTemplate] = {}
+    for d in template_dirs(extra):
+        if not d.is_dir():
+            raise TemplateError(f"task directory {d} does not exist")
+        files = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                             for p in d.glob("*.y*ml")))
+        for tpl in _load_dir(str(d), files):
+            catalog[tpl.name] = tpl.model_copy(deep=True)
+    for tpl in catalog.values():
+        for c in tpl.companions:
+            if c not in catalog:
+                raise TemplateError(f"{tpl.source}: field 'companions' names unknown task {c!r}")
+    return catalog
