@@ -264,5 +264,6 @@ def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutpu
                 "evidence_id": ev.id}
     out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
                              "exec_start": exec_start, "unset": removed, "user": user,
-                             "problems": unit.problems, "refused": unit.refused}
+                             "problems": unit.problems, "unresolved": unit.unresolved,
+                             "refused": unit.refused}
     return out
