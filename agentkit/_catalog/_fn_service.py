@@ -117,6 +117,8 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    # what the environment depends on and agentkit could not resolve, with file and line
+    ctx.fact("nccl_unresolved", list(server.unresolved), ctx.facts["unit"].evidence)
     _not_carried(ctx, server)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])

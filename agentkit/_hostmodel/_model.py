@@ -53,6 +53,9 @@ class Server:
     env: dict[str, Setting]
     user: str = "root"
     problems: list[str] = field(default_factory=list)
+    # "file:line: why" for each construct the environment depends on that was not resolved
+    # (a wildcard, a host-dependent specifier): the settings it would give are not established
+    unresolved: list[str] = field(default_factory=list)
     removed: dict[str, Setting] = field(default_factory=dict)
     script: str | None = None
     engine: str | None = None

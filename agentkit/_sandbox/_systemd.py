@@ -147,14 +147,14 @@ def split_env_assignments(value: str) -> list[tuple[str, str]]:
     return environment_words(value)[0]
 
 
-def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
-                 ) -> list[EnvVar]:
+def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None,
+                 unresolved: list[str] | None = None) -> list[EnvVar]:
     """NAME=value lines. With ``ignored`` (systemd's EnvironmentFile= reading), the file is
     read as systemd's parse_env_file does (quotes, escapes, continuation lines; a name that is
     not valid, such as ``export NAME``, is dropped and named in ``ignored``); otherwise (a
     shell-style dotenv) ``export`` is dropped."""
     if ignored is not None:
-        return _env_file(text, source, ignored)
+        return _env_file(text, source, ignored, ignored if unresolved is None else unresolved)
     out: list[EnvVar] = []
     comment: list[str] = []
     for n, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
@@ -178,11 +178,12 @@ def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
     return out
 
 
-def _env_file(text: str, source: str, ignored: list[str]) -> list[EnvVar]:
+def _env_file(text: str, source: str, ignored: list[str], unresolved: list[str]
+              ) -> list[EnvVar]:
     lines = text.splitlines()
     got, version_dependent = parse_env_file_text(text)
     for n in version_dependent:
-        ignored.append(f"{source}:{n}: follows a comment ending in a backslash: systemd before "
+        unresolved.append(f"{source}:{n}: follows a comment ending in a backslash: systemd before "
                        "254 reads it as part of the comment, 254 and later as a line of its own "
                        "(not established which)")
     out = []
@@ -342,7 +343,8 @@ def _environment_files(unit: Unit, state: _Compiled, read: Callable[[str], str |
             if body is None:
                 continue
             unit.files.append(path)
-            for var in parse_dotenv(body, path, ignored=unit.problems):
+            for var in parse_dotenv(body, path, ignored=unit.problems,
+                                    unresolved=unit.unresolved):
                 env[var.name] = var
     return env
 
@@ -364,9 +366,11 @@ def _resolved(unit: Unit, state: _Compiled, a: Assignment) -> str | None:
     try:
         return apply_specifiers(a.value, state.spec)
     except SpecifierError as exc:
-        unit.unresolved.append(f"{a.source}:{a.line}: {a.key}= uses the specifier {exc}, whose "
-                               "value depends on the running host: what it sets is not "
-                               "established")
+        # the environment's gaps are "not established"; the command's are a problem of its own
+        said = unit.problems if a.key == "ExecStart" else unit.unresolved
+        said.append(f"{a.source}:{a.line}: {a.key}= uses the specifier {exc}, whose value "
+                    "depends on the running host (or systemd refuses it): what it sets is not "
+                    "established")
         return None
 
 

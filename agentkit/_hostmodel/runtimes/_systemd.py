@@ -151,6 +151,7 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                     user=(eff.get("user") or {}).get("name") or "root",
                     problems=list(eff.get("problems", [])))
     server.refused = eff.get("refused") or ""
+    server.unresolved = list(eff.get("unresolved") or [])
     for var, u in (eff.get("unset") or {}).items():
         server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
                                       line=u["line"], evidence=[u["evidence_id"]],
@@ -162,6 +163,8 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
 def _origin(source: str, unit_file: str) -> str:
     if source == unit_file:
         return "unit"
+    if source == "/etc/systemd/system.conf" or "/systemd/system.conf.d/" in source:
+        return "DefaultEnvironment"
     return "drop-in" if source.endswith(".conf") and ".service.d/" in source else "EnvironmentFile"
 
 
