@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..._sandbox._systemd import expand_exec
+from ..._sandbox._systemd_paths import UNIT_PATHS
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import (
@@ -78,7 +79,7 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
     listings = await ctx.tools([("glob", {"pattern": f"{d}/*.service*", "max_results": 5000})
                                 for d in UNIT_DIRS])
     present = [d for d, got in zip(UNIT_DIRS, listings, strict=True) if got and got["paths"]]
-    for got in listings:  # in UNIT_DIRS order: the first directory holding a name wins
+    for got in _by_priority(listings):  # the first lookup path holding a name wins
         for p in (got or {}).get("paths", []):
             if p.endswith(".service"):
                 names.setdefault(p.rsplit("/", 1)[-1], p)
@@ -101,9 +102,9 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
                               "candidate units were looked up one by one")
         for name in sorted(wanted - set(names)):
             hits = await ctx.tools([("glob", {"pattern": f"{d}/{name}"}) for d in UNIT_DIRS])
-            found = [p for got in hits for p in (got or {}).get("paths", [])]
+            found = [p for got in _by_priority(hits) for p in (got or {}).get("paths", [])]
             if found:
-                names[name] = found[0]  # UNIT_DIRS order: the first directory wins
+                names[name] = found[0]  # the first lookup path wins
     out: list[tuple[str, str, str | None]] = []
     for name in sorted(wanted):
         if name not in names:
@@ -114,6 +115,14 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
         for inst in await _instances(ctx, name, listed):
             out.append((name.replace("@.", f"@{inst}."), names[name], inst))
     return out
+
+
+def _by_priority(results: list[Any]) -> list[Any]:
+    """Results per UNIT_DIRS entry, in systemd's lookup order (UNIT_PATHS: Debian's 252 reads
+    /lib before /usr/lib); the calls themselves stay in UNIT_DIRS order."""
+    rank = {d: UNIT_PATHS.index(d) for d in UNIT_DIRS}
+    return [r for _, r in sorted(zip(UNIT_DIRS, results, strict=True),
+                                 key=lambda pair: rank[pair[0]])]
 
 
 async def _instances(ctx: RecipeContext, template: str, listed: dict[str, Any]) -> list[str]:
