@@ -345,3 +345,27 @@ def test_specifier_vectors(case: dict[str, object]) -> None:
     spec = unit_specifiers(str(case["unit"]))
     for key, value in case["expect"].items():  # type: ignore[attr-defined]
         assert apply_unit_specifiers(f"%{key}", spec) == value
+
+
+def test_what_is_not_resolved_is_named_with_file_and_line(tmp_path: Path) -> None:
+    """A host-dependent specifier, a wildcard in a directory name and an env-file line whose
+    meaning changed between systemd versions: none is guessed; each is listed with its file
+    and line, and the settings that do not depend on it are still read."""
+    files = {
+        "etc/systemd/system/s.service": "[Service]\nEnvironment=NCCL_PROTO=LL\n"
+                                        "Environment=NODE=%H\nExecStart=/bin/true\n",
+        "etc/systemd/system/s.service.d/10-env.conf": "[Service]\n"
+                                                      "EnvironmentFile=-/etc/x/*/n.env\n"
+                                                      "EnvironmentFile=/etc/y.env\n",
+        "etc/x/a/n.env": "NCCL_PROTO=Simple\n",
+        "etc/y.env": "# old \\\nNCCL_ALGO=Tree\nNCCL_MIN_NCHANNELS=4\n"}
+    for p, text in files.items():
+        _put(tmp_path / p, text)
+    read, ls = _fs(tmp_path)
+    u = resolve_unit("/etc/systemd/system/s.service", read, ls)
+    joined = "\n".join(u.unresolved)
+    assert "/etc/systemd/system/s.service:3:" in joined and "%H" in joined
+    assert "/etc/systemd/system/s.service.d/10-env.conf:2:" in joined
+    assert "/etc/y.env:2:" in joined
+    assert "NODE" not in u.environment
+    assert u.environment["NCCL_MIN_NCHANNELS"].value == "4"
