@@ -166,6 +166,29 @@ def test_config_dropins_and_default_environment_agree_with_cat_config(tmp_path: 
     assert bad == []
 
 
+@needs_252
+def test_system_conf_files_agree_with_cat_config(tmp_path: Path) -> None:
+    """The manager's own name, systemd/system.conf, in 40 generated roots: the files agentkit
+    reads for DefaultEnvironment= are the ones cat-config shows, in its order (the main file
+    only in /etc: systemd 252's manager reads no other). Not /lib: for systemd/*.conf names
+    cat-config leaves /lib out (its "usr" prefixes), while the manager (src/core/main.c,
+    parse_config_file: CONF_PATHS_NULSTR("systemd/system.conf.d"), which a split-usr build
+    such as Debian's ends with /lib) reads it; agentkit follows the manager, and the general
+    test above proves the /lib order on names cat-config treats as the manager does."""
+    from agentkit._sandbox._systemd_paths import system_conf_files
+    rnd = random.Random(11)
+    for seed in range(40):
+        root = tmp_path / f"r{seed}"
+        if rnd.random() < 0.7:
+            _put(root / "etc/systemd/system.conf", "[Manager]\nDefaultEnvironment=A=1\n")
+        for _ in range(rnd.randrange(6)):
+            d = rnd.choice(("etc", "run", "usr/local/lib", "usr/lib"))
+            name = rnd.choice(("10-a.conf", "20-b.conf", "a.conf", ".h.conf", "x.txt"))
+            _put(root / d / "systemd/system.conf.d" / name, "[Manager]\n")
+        _, ls = _fs(root)
+        assert system_conf_files(ls) == cat_config(root, ["systemd/system.conf"]), seed
+
+
 def test_default_environment_reaches_every_unit_below_its_own(tmp_path: Path) -> None:
     """DefaultEnvironment= is the manager's: every unit gets it, its own Environment= wins, an
     empty Environment= in the unit does not reset it, UnsetEnvironment= removes it."""
