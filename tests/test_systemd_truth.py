@@ -392,3 +392,16 @@ def test_what_is_not_resolved_is_named_with_file_and_line(tmp_path: Path) -> Non
     assert "/etc/y.env:2:" in joined
     assert "NODE" not in u.environment
     assert u.environment["NCCL_MIN_NCHANNELS"].value == "4"
+
+
+def test_export_lines_are_dropped_and_kept_under_the_name_meant(tmp_path: Path) -> None:
+    """systemd keeps ``export NAME`` as the key and drops it as an invalid name
+    (strv_env_clean): agentkit says which variable it was meant to set, where."""
+    _put(tmp_path / "etc/systemd/system/s.service",
+         "[Service]\nEnvironmentFile=/etc/e.env\nExecStart=/bin/true\n")
+    _put(tmp_path / "etc/e.env", "NCCL_PROTO=LL\nexport NCCL_ALGO=Tree\n")
+    read, ls = _fs(tmp_path)
+    u = resolve_unit("/etc/systemd/system/s.service", read, ls)
+    assert {k: v.value for k, v in u.environment.items()} == {"NCCL_PROTO": "LL"}
+    assert [(d.name, d.value, d.source, d.line) for d in u.dropped] == [
+        ("NCCL_ALGO", "Tree", "/etc/e.env", 2)]

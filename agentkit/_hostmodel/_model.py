@@ -57,6 +57,8 @@ class Server:
     # (a wildcard, a host-dependent specifier): the settings it would give are not established
     unresolved: list[str] = field(default_factory=list)
     removed: dict[str, Setting] = field(default_factory=dict)
+    # assignments the runtime reads and drops (systemd: ``export NAME=…`` in an env file)
+    ignored: list[Setting] = field(default_factory=list)
     script: str | None = None
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)

@@ -256,6 +256,12 @@ def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutpu
         out.evidence.append(ev)
         removed[name] = {"value": var.value, "set_at": f"{var.source}:{var.line}",
                          "source": a.source, "line": a.line, "evidence_id": ev.id}
+    dropped = []
+    for var in unit.dropped:
+        ev = config_evidence(ctx, var.source, var.line, f"Environment.{var.name}", var.raw)
+        out.evidence.append(ev)
+        dropped.append({"name": var.name, "value": var.value, "source": var.source,
+                        "line": var.line, "written": var.comment, "evidence_id": ev.id})
     user: dict[str, Any] | None = None
     if unit.user is not None:
         ev = config_evidence(ctx, unit.user.source, unit.user.line, "Service.User", unit.user.raw)
@@ -265,5 +271,6 @@ def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutpu
     out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
                              "exec_start": exec_start, "unset": removed, "user": user,
                              "problems": unit.problems, "unresolved": unit.unresolved,
+                             "dropped": dropped,
                              "refused": unit.refused}
     return out

@@ -57,6 +57,8 @@ class Unit:
     problems: list[str] = field(default_factory=list)
     # file:line: a construct agentkit does not resolve; what depends on it is not established
     unresolved: list[str] = field(default_factory=list)
+    # EnvironmentFile= assignments systemd drops (``export NAME=…``), under the name meant
+    dropped: list[EnvVar] = field(default_factory=list)
     refused: str = ""  # why systemd would refuse to load the unit, if it would
 
 
@@ -269,7 +271,7 @@ def _environment_files(unit: Unit, state: _Compiled, read: Callable[[str], str |
                 continue
             unit.files.append(path)
             for var in parse_dotenv(body, path, ignored=unit.problems,
-                                    unresolved=unit.unresolved):
+                                    unresolved=unit.unresolved, dropped=unit.dropped):
                 env[var.name] = var
     return env
 

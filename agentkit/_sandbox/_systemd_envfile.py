@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._systemd_syntax import parse_env_file_text
+from ._systemd_syntax import env_name_valid, parse_env_file_text
 
 
 class UnitSyntaxError(ValueError):
@@ -27,13 +27,15 @@ class EnvVar:
 
 
 def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None,
-                 unresolved: list[str] | None = None) -> list[EnvVar]:
+                 unresolved: list[str] | None = None, dropped: list[EnvVar] | None = None
+                 ) -> list[EnvVar]:
     """NAME=value lines. With ``ignored`` (systemd's EnvironmentFile= reading), the file is
     read as systemd's parse_env_file does (quotes, escapes, continuation lines; a name that is
     not valid, such as ``export NAME``, is dropped and named in ``ignored``); otherwise (a
     shell-style dotenv) ``export`` is dropped."""
     if ignored is not None:
-        return _env_file(text, source, ignored, ignored if unresolved is None else unresolved)
+        return _env_file(text, source, ignored, ignored if unresolved is None else unresolved,
+                         [] if dropped is None else dropped)
     out: list[EnvVar] = []
     comment: list[str] = []
     for n, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
@@ -57,8 +59,10 @@ def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None,
     return out
 
 
-def _env_file(text: str, source: str, ignored: list[str], unresolved: list[str]
-              ) -> list[EnvVar]:
+def _env_file(text: str, source: str, ignored: list[str], unresolved: list[str],
+              dropped: list[EnvVar]) -> list[EnvVar]:
+    """systemd's reading; an assignment it drops (``export NAME=…``: not a valid name) goes to
+    ``dropped`` under the name it was meant to set, with its line."""
     lines = text.splitlines()
     got, version_dependent = parse_env_file_text(text)
     for n in version_dependent:
@@ -71,6 +75,9 @@ def _env_file(text: str, source: str, ignored: list[str], unresolved: list[str]
         if not e.valid:
             ignored.append(f"{source}:{e.line}: systemd ignores {raw.strip()[:80]!r} "
                            f"({e.name[:40]!r} is not a valid variable name)")
+            meant = e.name.removeprefix("export").strip(" \t")
+            if meant != e.name and env_name_valid(meant):
+                dropped.append(EnvVar(meant, e.value, source, e.line, raw, e.name))
             continue
         out.append(EnvVar(e.name, e.value, source, e.line, raw, _comment_above(lines, e.line)))
     return out

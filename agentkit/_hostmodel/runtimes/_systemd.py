@@ -161,6 +161,9 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                     problems=list(eff.get("problems", [])))
     server.refused = eff.get("refused") or ""
     server.unresolved = list(eff.get("unresolved") or [])
+    server.ignored = [Setting(name=d["name"], value=d["value"], source=d["source"],
+                              line=d["line"], evidence=[d["evidence_id"]], origin="ignored",
+                              comment=d["written"]) for d in eff.get("dropped") or []]
     for var, u in (eff.get("unset") or {}).items():
         server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
                                       line=u["line"], evidence=[u["evidence_id"]],
