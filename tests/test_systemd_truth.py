@@ -405,3 +405,16 @@ def test_export_lines_are_dropped_and_kept_under_the_name_meant(tmp_path: Path) 
     assert {k: v.value for k, v in u.environment.items()} == {"NCCL_PROTO": "LL"}
     assert [(d.name, d.value, d.source, d.line) for d in u.dropped] == [
         ("NCCL_ALGO", "Tree", "/etc/e.env", 2)]
+
+
+def test_specifiers_are_replaced_after_the_words_are_split(tmp_path: Path) -> None:
+    """config_parse_environ() splits the line first, then replaces specifiers in each word: an
+    instance that unescapes to a space stays inside its variable, and only the word with an
+    unknown specifier is left out (and said)."""
+    _put(tmp_path / "etc/systemd/system/t@.service",
+         "[Service]\nEnvironment=NAME=%I HOST=%H NCCL_PROTO=%i\nExecStart=/bin/true\n")
+    read, ls = _fs(tmp_path)
+    u = resolve_unit("/etc/systemd/system/t@.service", read, ls, instance="a\\x20b")
+    assert {k: v.value for k, v in u.environment.items()} == {
+        "NAME": "a b", "NCCL_PROTO": "a\\x20b"}
+    assert any("%H" in x and "t@.service:2" in x for x in u.unresolved)

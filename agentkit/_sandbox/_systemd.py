@@ -201,6 +201,11 @@ def resolve_unit(
     return unit
 
 
+# DefaultEnvironment= is the manager's, not a unit's: only the specifiers of its table
+# that do not depend on the host (systemd_and_tmp_specifier_table: %T %V, and %%)
+_MANAGER_SPECIFIERS = {"%": "%", "T": "/tmp", "V": "/var/tmp"}
+
+
 @dataclass
 class _Compiled:
     """What the unit's own lines compile to, before the environment is put together."""
@@ -229,20 +234,25 @@ def _default_environment(unit: Unit, read: Callable[[str], str | None],
         for a in found:
             if a.section == "Manager" and a.key == "DefaultEnvironment":
                 used = True
-                _assign_env(env, a, a.value, unit.problems)
+                _assign_env(env, a, unit, _MANAGER_SPECIFIERS)
         if used:
             unit.files.append(path)
     return env
 
 
-def _assign_env(env: dict[str, EnvVar], a: Assignment, value: str, problems: list[str]
-                ) -> None:
-    """One Environment=-style line: an empty one resets, later names win."""
-    if not value:
+def _assign_env(env: dict[str, EnvVar], a: Assignment, unit: Unit,
+                spec: dict[str, str]) -> None:
+    """One Environment=-style line: an empty one resets, later names win; specifiers are
+    replaced word by word, as systemd does after splitting."""
+    if not a.value:
         env.clear()
         return
-    pairs, ignored = environment_words(value)
-    problems += [f"{a.source}:{a.line}: {why}" for why in ignored]
+    pairs, ignored, unresolved = environment_words(
+        a.value, lambda w: apply_specifiers(w, spec))
+    unit.problems.extend(f"{a.source}:{a.line}: {why}" for why in ignored)
+    unit.unresolved.extend(f"{a.source}:{a.line}: {a.key}= word {why}, whose value depends on "
+                           "the running host (or systemd refuses it): what it sets is not "
+                           "established" for why in unresolved)
     for name, val in pairs:
         env[name] = EnvVar(name, val, a.source, a.line, a.raw, a.comment)
 
@@ -304,13 +314,13 @@ def _resolved(unit: Unit, state: _Compiled, a: Assignment) -> str | None:
 def _apply(unit: Unit, state: _Compiled, a: Assignment) -> None:
     if a.section != "Service":
         return
-    if a.key in ("Environment", "EnvironmentFile", "UnsetEnvironment", "ExecStart"):
+    if a.key in ("EnvironmentFile", "ExecStart", "User"):  # the whole value, then used
         value = _resolved(unit, state, a)
         if value is None and a.key != "ExecStart":  # the command is kept, its gap said
             return
         a.value = a.value if value is None else value
     if a.key == "Environment":
-        _assign_env(state.env, a, a.value, unit.problems)
+        _assign_env(state.env, a, unit, state.spec)
     elif a.key == "EnvironmentFile":
         if not a.value:
             state.env_files.clear()
@@ -321,7 +331,13 @@ def _apply(unit: Unit, state: _Compiled, a: Assignment) -> None:
         if not a.value:
             unit.unset.clear()
         words, failed = extract_words(a.value)
-        unit.unset += [(w, a) for w in words]
+        for w in words:  # each word's specifiers, as config_parse_unset_environ() does
+            try:
+                unit.unset.append((apply_specifiers(w, state.spec) if "%" in w else w, a))
+            except SpecifierError as exc:
+                unit.unresolved.append(f"{a.source}:{a.line}: UnsetEnvironment= word {w!r} "
+                                       f"uses the specifier {exc}: what it removes is not "
+                                       "established")
         if failed:
             unit.problems.append(f"{a.source}:{a.line}: invalid syntax: the rest of the "
                                  "UnsetEnvironment= line is ignored")

@@ -13,6 +13,7 @@ libsystemd-shared-252 in tests/test_systemd_truth.py):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _WS = " \t\n\r"
@@ -120,14 +121,24 @@ def _valid_value(value: str) -> bool:
     return True
 
 
-def environment_words(value: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """An ``Environment=`` value: [(name, value)] in order, and why words were ignored
-    (config_parse_environ(): an invalid assignment is skipped, a syntax error drops the
-    rest of the line)."""
+def environment_words(value: str, expand: Callable[[str], str] | None = None
+                      ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """An ``Environment=`` value as config_parse_environ() reads it: each word unquoted and
+    unescaped, then its specifiers replaced (``expand``), then kept if it is a valid
+    NAME=VALUE. Returns the pairs in order, why words were ignored (an invalid assignment is
+    skipped; a syntax error drops the rest of the line) and the words whose specifiers are not
+    established (SpecifierError from ``expand``)."""
     words, failed = extract_words(value)
     pairs: list[tuple[str, str]] = []
     ignored: list[str] = []
+    unresolved: list[str] = []
     for w in words:
+        if expand is not None and "%" in w:
+            try:
+                w = expand(w)
+            except SpecifierError as exc:
+                unresolved.append(f"{w[:80]!r} uses the specifier {exc}")
+                continue
         name, eq, val = w.partition("=")
         if eq and env_name_valid(name) and _valid_value(val):
             pairs.append((name, val))
@@ -136,7 +147,7 @@ def environment_words(value: str) -> tuple[list[tuple[str, str]], list[str]]:
     if failed:
         ignored.append("invalid syntax (unbalanced quotes or a bad escape): the rest of the "
                        "line is ignored")
-    return pairs, ignored
+    return pairs, ignored, unresolved
 
 
 @dataclass
