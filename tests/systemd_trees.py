@@ -102,12 +102,23 @@ def generate(root: Path, seed: int, n_units: int) -> Tree:
             frag_name = f"{stem.split('@')[0]}@.{kind}"
         frag = (f"[Unit]\nDefaultDependencies=no\n[Service]\nXUnit{k}=1\n"
                 "ExecStart=/bin/true\n")
-        for d in rnd.sample(COMMON, rnd.choice((1, 1, 1, 2))):
+        copies = rnd.sample(COMMON, rnd.choice((1, 1, 1, 2)))
+        for d in copies:
             _write(root / d.lstrip("/") / frag_name, frag)
         if rnd.random() < 0.05:  # masked above the real one
             mask = root / "etc/systemd/system" / frag_name
             if not mask.exists():
                 _link(mask, "/dev/null") if rnd.random() < 0.5 else _write(mask, "")
+        if "@" not in unit and rnd.random() < 0.15:  # an alias: Alias= / systemctl enable
+            alias = rnd.choice((f"al{k}.service", f"al{k}-x.service", f"grp-al{k}.service"))
+            # to one of its files (as `systemctl enable` links); a dangling alias is left out:
+            # systemd maps it by name, agentkit follows links to files that exist
+            target = rnd.choice(copies) + "/" + unit
+            _link(root / rnd.choice(COMMON).lstrip("/") / alias, target)
+            for _ in range(rnd.randrange(1, 4)):
+                tree.marks += 1
+                name = rnd.choice(_dirnames(alias))
+                _dropin(rnd, root / rnd.choice(COMMON).lstrip("/") / f"{name}.d", tree.marks)
         for _ in range(rnd.randrange(6)):
             tree.marks += 1
             d = rnd.choice(DIRS if rnd.random() < 0.3 else COMMON)

@@ -19,7 +19,7 @@ from .._tool import ToolContext, ToolError, ToolOutput, tool
 from .._types import Evidence
 from ._files import read_text
 from ._jsonlines import JSONLineError, loads_with_lines
-from ._paths import PathRefused, list_entries
+from ._paths import PathRefused, list_entries, opened
 from ._redact import is_env_file, redact_entry
 from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 
@@ -231,8 +231,21 @@ def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutpu
         except PathRefused:
             return []
 
+    def links(d: str) -> list[str]:
+        try:
+            return [n for n, kind in list_entries(ctx.host.root, d) if kind == "link"]
+        except PathRefused:
+            return []
+
+    def canonical(p: str) -> str | None:
+        try:
+            with opened(ctx.host.root, p) as o:
+                return o.host_path
+        except PathRefused:
+            return None
+
     try:
-        unit = resolve_unit(read_text(ctx, path)[1], read, names, instance)
+        unit = resolve_unit(read_text(ctx, path)[1], read, names, instance, links, canonical)
     except UnitSyntaxError as exc:
         raise ToolError(f"malformed unit file: {exc}") from None
     rows = [(f"{a.section}.{a.key}", a.value, a.line, a.raw) for a in unit.assignments]

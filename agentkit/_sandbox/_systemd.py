@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ._systemd_envfile import EnvVar, UnitSyntaxError, parse_dotenv
 from ._systemd_paths import (
     GlobError,
+    aliases,
     drop_in_files,
     expand_env_glob,
     system_conf_files,
@@ -163,13 +164,17 @@ def resolve_unit(
     read: Callable[[str], str | None],
     list_dir: Callable[[str], list[str]],
     instance: str | None = None,
+    links: Callable[[str], list[str]] | None = None,
+    canonical: Callable[[str], str | None] | None = None,
 ) -> Unit:
     """The effective unit: main file, drop-ins in systemd's order, the manager's
     DefaultEnvironment=, environment files.
 
     ``read`` returns a file's text or None when absent; ``list_dir`` returns names or [].
     ``instance`` resolves a template (``foo@.service``) as ``foo@INSTANCE.service``:
-    specifiers such as ``%i`` take their values.
+    specifiers such as ``%i`` take their values. ``links`` (names of the symbolic links in a
+    directory) and ``canonical`` (a path with its links resolved, None when absent) find the
+    unit's aliases, whose drop-in directories systemd reads too.
     """
     name = unit_path.rsplit("/", 1)[-1]
     if instance is not None and "@." in name:
@@ -179,7 +184,8 @@ def resolve_unit(
     if text is None:
         raise FileNotFoundError(unit_path)
     sources = [(unit_path, text)]
-    for path in drop_in_files(name, list_dir):
+    other_names = aliases(name, unit_path, links, canonical) if links and canonical else []
+    for path in drop_in_files(name, list_dir, other_names):
         body = read(path)
         if body is not None:  # a dangling link masks, and is read as nothing
             sources.append((path, body))

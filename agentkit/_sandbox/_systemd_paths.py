@@ -62,14 +62,39 @@ def _dash_parent(prefix: str) -> str | None:
         prefix, chopped = prefix[:dash], True
 
 
-def drop_in_dirs(unit_name: str) -> list[str]:
+def drop_in_dirs(unit_name: str, aliases: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The drop-in directories of a unit in the order systemd builds the list
-    (unit_file_find_dropin_paths()): for each lookup path the name's directories, then for each
-    lookup path the type-wide one (``service.d``)."""
+    (unit_file_find_dropin_paths()): for each lookup path the name's directories, then the same
+    for each alias, then for each lookup path the type-wide one (``service.d``)."""
     kind = unit_name.rpartition(".")[2]
-    names = list(dict.fromkeys(_dir_names(unit_name)))
-    dirs = [f"{base}/{n}.d" for base in UNIT_PATHS for n in names]
+    dirs: list[str] = []
+    for name in (unit_name, *aliases):
+        names = list(dict.fromkeys(_dir_names(name)))
+        dirs += [f"{base}/{n}.d" for base in UNIT_PATHS for n in names]
     return dirs + [f"{base}/{kind}.d" for base in UNIT_PATHS]
+
+
+def aliases(unit_name: str, fragment_path: str, links: ListDir,
+            canonical: Callable[[str], str | None]) -> list[str]:
+    """Other names of the unit (``Alias=``, ``systemctl enable``): links in the lookup paths,
+    of the same type, that lead to a file of the unit's name in a lookup path (systemd maps
+    aliases by name, unit_file_build_name_map()) or to the fragment itself (a linked file)."""
+    kind = unit_name.rpartition(".")[2]
+    fragment = canonical(fragment_path)
+    if fragment is None or "@" in unit_name:  # template aliases are not followed
+        return []
+    found: list[str] = []
+    for base in UNIT_PATHS:
+        for n in links(base):
+            if not n.endswith(f".{kind}") or n == unit_name or n in found:
+                continue
+            target = canonical(f"{base}/{n}")
+            if target is None:
+                continue
+            where, _, tname = target.rpartition("/")
+            if target == fragment or (tname == unit_name and where in UNIT_PATHS):
+                found.append(n)
+    return found
 
 
 def conf_files(dirs: list[str], list_dir: ListDir, suffix: str = ".conf") -> list[str]:
@@ -83,8 +108,9 @@ def conf_files(dirs: list[str], list_dir: ListDir, suffix: str = ".conf") -> lis
     return [chosen[f] for f in sorted(chosen, key=lambda s: s.encode())]
 
 
-def drop_in_files(unit_name: str, list_dir: ListDir) -> list[str]:
-    return conf_files(drop_in_dirs(unit_name), list_dir)
+def drop_in_files(unit_name: str, list_dir: ListDir,
+                  aliases: list[str] | tuple[str, ...] = ()) -> list[str]:
+    return conf_files(drop_in_dirs(unit_name, aliases), list_dir)
 
 
 def fragment(unit_name: str, list_dir: ListDir) -> str | None:
