@@ -230,7 +230,7 @@ def test_a_live_show_environment_is_redacted(tmp_path: Path) -> None:
                     "echo HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n"
                     "echo NCCL_PROTO=LL\n")
     fake.chmod(0o755)
-    from agentkit._host import TRUSTED_BIN_DIRS
+    from agentkit._sandbox._host import TRUSTED_BIN_DIRS
 
     host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0,
                 trusted_bin_dirs=(str(bindir), *TRUSTED_BIN_DIRS))

@@ -99,10 +99,17 @@ def test_hostile_yaml_refused(tmp_path: Path, text: str, why: str) -> None:
     assert not r.ok and why in r.error
 
 
-def test_malformed_unit_names_line(tmp_path: Path) -> None:
-    root = write_tree(tmp_path, {"etc/systemd/system/x.service": "[Service]\nnot an assignment\n"})
+def test_malformed_unit_line_named(tmp_path: Path) -> None:
+    # systemd's config_parse() warns "Missing '=', ignoring line." and loads the rest of the
+    # unit; only a malformed section header makes it refuse the file
+    root = write_tree(tmp_path, {"etc/systemd/system/x.service": "[Service]\nnot an assignment\n"
+                                                                 "Environment=A=1\n"})
     r = parse(root, "/etc/systemd/system/x.service")
-    assert not r.ok and "x.service:2" in r.error
+    assert r.ok and any("x.service:2" in p for p in r.data["effective"]["problems"])
+    assert r.data["effective"]["environment"]["A"]["value"] == "1"
+    bad = write_tree(tmp_path / "b", {"etc/systemd/system/x.service": "[Service\nA=1\n"})
+    r = parse(bad, "/etc/systemd/system/x.service")
+    assert not r.ok and "x.service:1" in r.error
 
 
 def test_secrets_redacted_in_config_values(tmp_path: Path) -> None:

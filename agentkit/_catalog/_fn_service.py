@@ -122,6 +122,12 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    ignored = [s for s in server.ignored if s.name.startswith("NCCL_") and
+               s.name not in NOT_TUNING]
+    ctx.fact("nccl_ignored", [{**s.as_dict(), "written": s.comment} for s in ignored],
+             [e for s in ignored for e in s.evidence])
+    # what the environment depends on and agentkit could not resolve, with file and line
+    ctx.fact("nccl_unresolved", list(server.unresolved), ctx.facts["unit"].evidence)
     _not_carried(ctx, server)
     # the authority: the running process and the service manager, where they differ from files
     ctx.fact("nccl_running_differs", [d["text"] for d in server.drift],

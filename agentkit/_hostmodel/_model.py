@@ -54,7 +54,12 @@ class Server:
     env: dict[str, Setting]
     user: str = "root"
     problems: list[str] = field(default_factory=list)
+    # "file:line: why" for each construct the environment depends on that was not resolved
+    # (a wildcard, a host-dependent specifier): the settings it would give are not established
+    unresolved: list[str] = field(default_factory=list)
     removed: dict[str, Setting] = field(default_factory=dict)
+    # assignments the runtime reads and drops (systemd: ``export NAME=…`` in an env file)
+    ignored: list[Setting] = field(default_factory=list)
     script: str | None = None
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)

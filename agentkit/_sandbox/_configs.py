@@ -18,7 +18,7 @@ from .._bounded import LimitError, check_value, check_yaml
 from .._types import Evidence
 from ._files import read_text
 from ._jsonlines import JSONLineError, loads_with_lines
-from ._paths import PathRefused, list_entries
+from ._paths import PathRefused, list_entries, opened
 from ._redact import is_env_file, redact_entry
 from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 from ._tool import ToolContext, ToolError, ToolOutput, tool
@@ -218,51 +218,101 @@ def config_evidence(ctx: ToolContext, source: str, line: int, key: str, raw: str
     return ctx.evidence("config", f"{where} {key}", raw.strip(), f"{key}\0{raw}")
 
 
-def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutput:
-    def read(p: str) -> str | None:
+class _UnitFiles:
+    """The unit tree as the resolver sees it: file texts, directory entries, links and
+    canonical paths, each read through the sandbox (a refusal reads as absent)."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+
+    def read(self, p: str) -> str | None:
         try:
-            return read_text(ctx, p)[0]
+            return read_text(self.ctx, p)[0]
         except ToolError:
             return None
 
-    def names(d: str) -> list[str]:
+    def _entries(self, d: str, kinds: tuple[str, ...]) -> list[str]:
         try:
-            return [n for n, kind in list_entries(ctx.host.root, d) if kind in ("file", "link")]
+            return [n for n, kind in list_entries(self.ctx.host.root, d) if kind in kinds]
         except PathRefused:
             return []
 
+    def names(self, d: str) -> list[str]:
+        return self._entries(d, ("file", "link"))
+
+    def links(self, d: str) -> list[str]:
+        return self._entries(d, ("link",))
+
+    def canonical(self, p: str) -> str | None:
+        try:
+            with opened(self.ctx.host.root, p) as o:
+                return o.host_path
+        except PathRefused:
+            return None
+
+
+def _unit(ctx: ToolContext, path: str, instance: str | None = None) -> ToolOutput:
+    fs = _UnitFiles(ctx)
     try:
-        unit = resolve_unit(read_text(ctx, path)[1], read, names, instance)
+        unit = resolve_unit(read_text(ctx, path)[1], fs.read, fs.names, instance, fs.links,
+                            fs.canonical)
     except UnitSyntaxError as exc:
         raise ToolError(f"malformed unit file: {exc}") from None
     rows = [(f"{a.section}.{a.key}", a.value, a.line, a.raw) for a in unit.assignments]
     out = _entries(ctx, unit.files[0], "systemd", rows)
+    cite = _Citer(ctx, out)
     env: dict[str, Any] = {}
     for var in unit.environment.values():
-        ev = config_evidence(ctx, var.source, var.line, f"Environment.{var.name}", var.raw)
-        out.evidence.append(ev)
+        ev = cite(var.source, var.line, f"Environment.{var.name}", var.raw)
         env[var.name] = {"value": var.value, "source": var.source, "line": var.line,
                          "comment": var.comment, "evidence_id": ev.id}
     exec_start: dict[str, Any] | None = None
     if unit.exec_start_at:
         a = unit.exec_start_at
-        ev = config_evidence(ctx, a.source, a.line, "Service.ExecStart", a.raw)
-        out.evidence.append(ev)
+        ev = cite(a.source, a.line, "Service.ExecStart", a.raw)
         exec_start = {"argv": unit.exec_start, "source": a.source, "line": a.line,
                       "evidence_id": ev.id}
+    out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
+                             "exec_start": exec_start, "unset": _removed(cite, unit),
+                             "user": _user(cite, unit), "problems": unit.problems,
+                             "unresolved": unit.unresolved, "dropped": _dropped(cite, unit),
+                             "refused": unit.refused}
+    return out
+
+
+class _Citer:
+    """Makes a config evidence record and keeps it with the tool's output."""
+
+    def __init__(self, ctx: ToolContext, out: ToolOutput) -> None:
+        self.ctx, self.out = ctx, out
+
+    def __call__(self, source: str, line: int, key: str, raw: str) -> Evidence:
+        ev = config_evidence(self.ctx, source, line, key, raw)
+        self.out.evidence.append(ev)
+        return ev
+
+
+def _removed(cite: _Citer, unit: Any) -> dict[str, Any]:
     removed: dict[str, Any] = {}
     for name, (var, a) in unit.removed.items():
-        ev = config_evidence(ctx, a.source, a.line, "Service.UnsetEnvironment", a.raw)
-        out.evidence.append(ev)
+        ev = cite(a.source, a.line, "Service.UnsetEnvironment", a.raw)
         removed[name] = {"value": var.value, "set_at": f"{var.source}:{var.line}",
                          "source": a.source, "line": a.line, "evidence_id": ev.id}
-    user: dict[str, Any] | None = None
-    if unit.user is not None:
-        ev = config_evidence(ctx, unit.user.source, unit.user.line, "Service.User", unit.user.raw)
-        out.evidence.append(ev)
-        user = {"name": unit.user.value, "source": unit.user.source, "line": unit.user.line,
-                "evidence_id": ev.id}
-    out.data["effective"] = {"unit": unit.name, "files": unit.files, "environment": env,
-                             "exec_start": exec_start, "unset": removed, "user": user,
-                             "problems": unit.problems, "refused": unit.refused}
-    return out
+    return removed
+
+
+def _dropped(cite: _Citer, unit: Any) -> list[dict[str, Any]]:
+    dropped = []
+    for var in unit.dropped:
+        ev = cite(var.source, var.line, f"Environment.{var.name}", var.raw)
+        dropped.append({"name": var.name, "value": var.value, "source": var.source,
+                        "line": var.line, "written": var.comment, "evidence_id": ev.id})
+    return dropped
+
+
+def _user(cite: _Citer, unit: Any) -> dict[str, Any] | None:
+    if unit.user is None:
+        return None
+    ev = cite(unit.user.source, unit.user.line, "Service.User", unit.user.raw)
+    return {"name": unit.user.value, "source": unit.user.source, "line": unit.user.line,
+            "evidence_id": ev.id}

@@ -1,8 +1,10 @@
 """systemd unit files: sections, continuation lines, comments, drop-ins and the effective
-environment as systemd.exec(5) compiles it: ``Environment=`` (an empty assignment resets),
-then ``EnvironmentFile=`` (its settings override ``Environment=``; ``-`` marks an optional
-file), then ``UnsetEnvironment=`` as the final step (``NAME`` removes any assignment,
-``NAME=VALUE`` only that exact one); later assignments win throughout.
+environment as systemd.exec(5) compiles it: the manager's ``DefaultEnvironment=`` (system.conf
+and its drop-ins), then ``Environment=`` (an empty assignment resets), then
+``EnvironmentFile=`` (its settings override ``Environment=``; ``-`` marks an optional file,
+wildcards are expanded), then ``UnsetEnvironment=`` as the final step (``NAME`` removes any
+assignment, ``NAME=VALUE`` only that exact one); later assignments win throughout. Proven
+against systemd 252 itself by tests/test_systemd_truth.py.
 """
 
 from __future__ import annotations
@@ -12,26 +14,27 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-# Drop-in directories, highest priority first: a same-named file in an earlier directory
-# masks later ones (systemd.unit(5)).
-UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
-             "/usr/lib/systemd/system", "/lib/systemd/system")
+from ._systemd_envfile import EnvVar, UnitSyntaxError, parse_dotenv
+from ._systemd_paths import (
+    GlobError,
+    aliases,
+    drop_in_files,
+    expand_env_glob,
+    system_conf_files,
+)
+from ._systemd_syntax import (
+    SpecifierError,
+    apply_unit_specifiers,
+    environment_words,
+    extract_words,
+    unit_specifiers,
+)
 
 
 @dataclass
 class Assignment:
     section: str
     key: str
-    value: str
-    source: str
-    line: int
-    raw: str
-    comment: str = ""
-
-
-@dataclass
-class EnvVar:
-    name: str
     value: str
     source: str
     line: int
@@ -53,109 +56,92 @@ class Unit:
     unset: list[tuple[str, Assignment]] = field(default_factory=list)
     removed: dict[str, tuple[EnvVar, Assignment]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # file:line: a construct agentkit does not resolve; what depends on it is not established
+    unresolved: list[str] = field(default_factory=list)
+    # EnvironmentFile= assignments systemd drops (``export NAME=…``), under the name meant
+    dropped: list[EnvVar] = field(default_factory=list)
     refused: str = ""  # why systemd would refuse to load the unit, if it would
 
 
-class UnitSyntaxError(ValueError):
-    def __init__(self, source: str, line: int, msg: str) -> None:
-        super().__init__(f"{source}:{line}: {msg}")
-        self.line = line
+_WS = " \t\n\r"  # systemd's WHITESPACE: nothing else is stripped
+_EOL = re.compile(r"\r\n|\r|\n|\0")
 
 
-def parse_unit_text(text: str, source: str) -> list[Assignment]:
-    """Assignments in file order, each with its line and the comment block right above it."""
+def _logical_lines(text: str) -> list[tuple[int, str, str, list[str]]]:
+    """config_parse()'s reading: (first line, logical line, raw text, comment lines above).
+    A comment line is dropped even inside a continuation; a line ending in an unescaped
+    backslash continues, the backslash becoming a space; only the first line loses a BOM."""
+    out: list[tuple[int, str, str, list[str]]] = []
+    lines = _EOL.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    comment: list[str] = []
+    cont: tuple[int, str, str] | None = None
+    for n, buf in enumerate(lines, 1):
+        stripped = buf.lstrip(_WS)
+        if stripped[:1] in ("#", ";"):
+            comment.append(stripped.lstrip("#; ").rstrip())
+            continue
+        line = buf.removeprefix("\ufeff") if n == 1 else buf
+        start, joined, raw = (cont[0], cont[1] + line, cont[2] + "\n" + buf) if cont else \
+            (n, line, buf)
+        if _odd_backslash(joined):
+            cont = (start, joined[:-1] + " ", raw)
+            continue
+        cont = None
+        if joined.strip(_WS):
+            out.append((start, joined, raw, comment))
+        comment = []
+    if cont is not None:
+        out.append((cont[0], cont[1], cont[2], comment))
+    return out
+
+
+def _odd_backslash(s: str) -> bool:
+    return (len(s) - len(s.rstrip("\\"))) % 2 == 1
+
+
+def parse_unit_text(text: str, source: str, problems: list[str] | None = None
+                    ) -> list[Assignment]:
+    """Assignments in file order, each with its first line and the comment block right above
+    it. Lines systemd ignores with a warning (no ``=``, no key, outside a section) are named in
+    ``problems``; a malformed section header makes systemd refuse the file
+    (UnitSyntaxError)."""
     out: list[Assignment] = []
     section = ""
-    comment: list[str] = []
-    lines = text.removeprefix("\ufeff").splitlines()  # systemd skips a leading BOM
-    i = 0
-    while i < len(lines):
-        start = i
-        raw = lines[i]
-        line = raw.strip()
-        i += 1
-        while line.endswith("\\") and i < len(lines):
-            nxt = lines[i].strip()
-            i += 1
-            if nxt.startswith(("#", ";")):
-                continue
-            line = line[:-1].rstrip() + " " + nxt
-            raw += "\n" + lines[i - 1]
+    for start, logical, raw, comment in _logical_lines(text):
+        line = logical.strip(_WS)
         if not line:
-            comment = []
-            continue
-        if line.startswith(("#", ";")):
-            comment.append(line.lstrip("#; ").rstrip())
             continue
         if line.startswith("["):
             if not line.endswith("]"):
-                raise UnitSyntaxError(source, start + 1, f"bad section header {line!r}")
+                raise UnitSyntaxError(source, start, f"bad section header {line!r}")
             section = line[1:-1]
-            comment = []
             continue
-        if "=" not in line:
-            raise UnitSyntaxError(source, start + 1, f"expected Key=Value, got {line[:120]!r}")
-        key, _, value = line.partition("=")
-        out.append(Assignment(section, key.strip(), value.strip(), source, start + 1, raw,
+        key, eq, value = line.partition("=")
+        if not eq or not key.strip(_WS) or not section:
+            if problems is not None:
+                why = "outside any section" if eq and key.strip(_WS) else "not Key=Value"
+                problems.append(f"{source}:{start}: systemd ignores {line[:80]!r} ({why})")
+            continue
+        out.append(Assignment(section, key.strip(_WS), value.strip(_WS), source, start, raw,
                               " ".join(comment)))
-        comment = []
     return out
 
 
 def split_env_assignments(value: str) -> list[tuple[str, str]]:
-    """``Environment=`` value → [(name, value)], honouring quotes as systemd does."""
-    pairs = []
-    for word in shlex.split(value, comments=False, posix=True):
-        name, eq, val = word.partition("=")
-        if eq and name:
-            pairs.append((name, val))
-    return pairs
-
-
-def parse_dotenv(text: str, source: str, *, ignored: list[str] | None = None
-                 ) -> list[EnvVar]:
-    """NAME=value lines. With ``ignored`` (systemd's EnvironmentFile= reading), a line such as
-    ``export NAME=value`` is not an assignment systemd accepts: it is left out and named in
-    ``ignored``; otherwise (a shell-style dotenv) ``export`` is dropped."""
-    out: list[EnvVar] = []
-    comment: list[str] = []
-    for n, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            comment = []
-            continue
-        if line.startswith(("#", ";")):
-            comment.append(line.lstrip("#; "))
-            continue
-        if line.startswith("export "):
-            if ignored is not None:
-                ignored.append(f"{source}:{n}: systemd ignores {line[:80]!r} (the key would "
-                               "be 'export …', not a valid name)")
-                continue
-            line = line[7:].lstrip()
-        name, eq, val = line.partition("=")
-        if not eq or not name.strip().replace("_", "").isalnum():
-            raise UnitSyntaxError(source, n, f"expected NAME=value, got {line[:120]!r}")
-        val = val.strip()
-        if len(val) >= 2 and val[0] == val[-1] and val[0] in "'\"":
-            val = val[1:-1]
-        out.append(EnvVar(name.strip(), val, source, n, raw, " ".join(comment)))
-        comment = []
-    return out
+    """``Environment=`` value → [(name, value)], as systemd splits and unquotes it."""
+    return environment_words(value)[0]
 
 
 def specifiers(unit_name: str) -> dict[str, str]:
-    """The unit specifiers agentkit resolves (systemd.unit(5)): %n %N %p %P %i %I %h %u %U
-    %%."""
-    stem, _, _kind = unit_name.rpartition(".")
-    prefix, _, instance = stem.partition("@")
-    # %h/%u/%U are the service manager's user: for the system manager, root (not User=)
-    return {"n": unit_name, "N": stem, "p": prefix, "P": prefix, "i": instance, "I": instance,
-            "h": "/root", "u": "root", "U": "0", "%": "%"}
+    """The unit specifiers agentkit resolves (systemd.unit(5)); for the system manager %h/%u/%U
+    are root's, whatever User= says."""
+    return unit_specifiers(unit_name)
 
 
 def apply_specifiers(value: str, spec: dict[str, str]) -> str:
-    return re.sub(r"%([nNpPiIhuU%])", lambda m: spec[m.group(1)], value)
+    return apply_unit_specifiers(value, spec)
 
 
 def expand_exec(argv: list[str], env: dict[str, str]) -> list[str]:
@@ -173,68 +159,46 @@ def expand_exec(argv: list[str], env: dict[str, str]) -> list[str]:
     return out
 
 
-def drop_in_dirs(unit_name: str) -> list[str]:
-    """Drop-in directories of a unit, most specific first: ``name.service.d``, the dash-prefix
-    ones (``foo-bar.service`` also reads ``foo-.service.d``), then the type-wide
-    ``service.d``; each in /etc before /run before /usr/lib (systemd.unit(5))."""
-    stem, _, kind = unit_name.rpartition(".")
-    names = [unit_name]
-    if "@" in stem and not stem.endswith("@"):  # an instance also reads its template's
-        names.append(f"{stem.split('@', 1)[0]}@.{kind}")
-    parts = stem.split("-")
-    names += [f"{'-'.join(parts[:i])}-.{kind}" for i in range(len(parts) - 1, 0, -1)]
-    names.append(kind)
-    return [f"{base}/{n}.d" for n in names for base in UNIT_DIRS]
-
-
 def resolve_unit(
     unit_path: str,
     read: Callable[[str], str | None],
     list_dir: Callable[[str], list[str]],
     instance: str | None = None,
+    links: Callable[[str], list[str]] | None = None,
+    canonical: Callable[[str], str | None] | None = None,
 ) -> Unit:
-    """The effective unit: main file, drop-ins in order, environment files.
+    """The effective unit: main file, drop-ins in systemd's order, the manager's
+    DefaultEnvironment=, environment files.
 
     ``read`` returns a file's text or None when absent; ``list_dir`` returns names or [].
     ``instance`` resolves a template (``foo@.service``) as ``foo@INSTANCE.service``:
-    specifiers such as ``%i`` take their values.
+    specifiers such as ``%i`` take their values. ``links`` (names of the symbolic links in a
+    directory) and ``canonical`` (a path with its links resolved, None when absent) find the
+    unit's aliases, whose drop-in directories systemd reads too.
     """
     name = unit_path.rsplit("/", 1)[-1]
     if instance is not None and "@." in name:
         name = name.replace("@.", f"@{instance}.", 1)
-    spec = specifiers(name)
     unit = Unit(name=name)
     text = read(unit_path)
     if text is None:
         raise FileNotFoundError(unit_path)
     sources = [(unit_path, text)]
-    chosen: dict[str, str] = {}
-    for d in drop_in_dirs(name):
-        for fname in list_dir(d):
-            if fname.endswith(".conf") and fname not in chosen:
-                chosen[fname] = f"{d}/{fname}"
-    for fname in sorted(chosen):
-        body = read(chosen[fname])
-        if body is not None:
-            sources.append((chosen[fname], body))
-    env_files: list[tuple[str, bool]] = []
+    other_names = aliases(name, unit_path, links, canonical) if links and canonical else []
+    for path in drop_in_files(name, list_dir, other_names):
+        body = read(path)
+        if body is not None:  # a dangling link masks, and is read as nothing
+            sources.append((path, body))
+    state = _Compiled(specifiers(name))
     for path, body in sources:
         unit.files.append(path)
-        for a in parse_unit_text(body, path):
-            if "%" in a.value:
-                a.value = apply_specifiers(a.value, spec)
+        for a in parse_unit_text(body, path, unit.problems):
             unit.assignments.append(a)
-            _apply(unit, a, env_files)
-    for path, optional in env_files:
-        body = read(path)
-        if body is None:
-            if not optional:
-                unit.problems.append(f"EnvironmentFile {path} is missing (not optional)")
-            continue
-        unit.files.append(path)
-        for var in parse_dotenv(body, path, ignored=unit.problems):
-            unit.environment[var.name] = var
-    _unset(unit)
+            _apply(unit, state, a)
+    defaults = _default_environment(unit, read, list_dir)
+    files_env = _environment_files(unit, state, read, list_dir)
+    unit.environment = {**defaults, **state.env, **files_env}
+    _unset(unit, state)
     if unit.exec_starts > 1 and unit.service_type != "oneshot":
         unit.refused = (f"{unit.exec_starts} ExecStart= commands in effect for Type="
                         f"{unit.service_type} (only oneshot allows more; a drop-in must reset "
@@ -243,8 +207,94 @@ def resolve_unit(
     return unit
 
 
-def _unset(unit: Unit) -> None:
-    """UnsetEnvironment= is applied last, over everything compiled before it."""
+# DefaultEnvironment= is the manager's, not a unit's: only the specifiers of its table
+# that do not depend on the host (systemd_and_tmp_specifier_table: %T %V, and %%)
+_MANAGER_SPECIFIERS = {"%": "%", "T": "/tmp", "V": "/var/tmp"}
+
+
+@dataclass
+class _Compiled:
+    """What the unit's own lines compile to, before the environment is put together."""
+
+    spec: dict[str, str]
+    env: dict[str, EnvVar] = field(default_factory=dict)
+    env_files: list[tuple[str, bool, Assignment]] = field(default_factory=list)
+
+
+def _default_environment(unit: Unit, read: Callable[[str], str | None],
+                         list_dir: Callable[[str], list[str]]) -> dict[str, EnvVar]:
+    """DefaultEnvironment= of system.conf and its drop-ins: the manager passes it to every
+    unit, below the unit's own settings."""
+    env: dict[str, EnvVar] = {}
+    for path in system_conf_files(list_dir):
+        body = read(path)
+        if body is None:
+            continue
+        try:
+            found = parse_unit_text(body, path, unit.problems)
+        except UnitSyntaxError as exc:
+            unit.unresolved.append(f"{exc} (the manager stops reading it: its "
+                                   "DefaultEnvironment= is not established)")
+            continue
+        used = False
+        for a in found:
+            if a.section == "Manager" and a.key == "DefaultEnvironment":
+                used = True
+                _assign_env(env, a, unit, _MANAGER_SPECIFIERS)
+        if used:
+            unit.files.append(path)
+    return env
+
+
+def _assign_env(env: dict[str, EnvVar], a: Assignment, unit: Unit,
+                spec: dict[str, str]) -> None:
+    """One Environment=-style line: an empty one resets, later names win; specifiers are
+    replaced word by word, as systemd does after splitting."""
+    if not a.value:
+        env.clear()
+        return
+    pairs, ignored, unresolved = environment_words(
+        a.value, lambda w: apply_specifiers(w, spec))
+    unit.problems.extend(f"{a.source}:{a.line}: {why}" for why in ignored)
+    unit.unresolved.extend(f"{a.source}:{a.line}: {a.key}= word {why}, whose value depends on "
+                           "the running host (or systemd refuses it): what it sets is not "
+                           "established" for why in unresolved)
+    for name, val in pairs:
+        env[name] = EnvVar(name, val, a.source, a.line, a.raw, a.comment)
+
+
+def _environment_files(unit: Unit, state: _Compiled, read: Callable[[str], str | None],
+                       list_dir: Callable[[str], list[str]]) -> dict[str, EnvVar]:
+    """EnvironmentFile= in order, each pattern's matches in glob(3)'s (sorted) order; later
+    settings win."""
+    env: dict[str, EnvVar] = {}
+    for pattern, optional, a in state.env_files:
+        where = f"{a.source}:{a.line}"
+        try:
+            paths = expand_env_glob(pattern, list_dir)
+        except GlobError as exc:
+            unit.unresolved.append(f"{where}: EnvironmentFile={a.value}: {exc}; the variables "
+                                   "it sets are not established")
+            continue
+        bodies = [(p, read(p)) for p in paths]
+        if not any(b is not None for _, b in bodies):
+            if not optional:
+                unit.problems.append(f"{where}: EnvironmentFile {pattern} is missing (not "
+                                     "optional): systemd fails to start the unit")
+            continue
+        for path, body in bodies:
+            if body is None:
+                continue
+            unit.files.append(path)
+            for var in parse_dotenv(body, path, ignored=unit.problems,
+                                    unresolved=unit.unresolved, dropped=unit.dropped):
+                env[var.name] = var
+    return env
+
+
+def _unset(unit: Unit, state: _Compiled) -> None:
+    """UnsetEnvironment= is applied last, over everything compiled before it (the manager's
+    DefaultEnvironment= included)."""
     for word, a in unit.unset:
         name, eq, value = word.partition("=")
         var = unit.environment.get(name)
@@ -252,24 +302,51 @@ def _unset(unit: Unit) -> None:
             unit.removed[name] = (unit.environment.pop(name), a)
 
 
-def _apply(unit: Unit, a: Assignment, env_files: list[tuple[str, bool]]) -> None:
+def _resolved(unit: Unit, state: _Compiled, a: Assignment) -> str | None:
+    """The value with its specifiers replaced; None (and said) when one is not established."""
+    if "%" not in a.value:
+        return a.value
+    try:
+        return apply_specifiers(a.value, state.spec)
+    except SpecifierError as exc:
+        # the environment's gaps are "not established"; the command's are a problem of its own
+        said = unit.problems if a.key == "ExecStart" else unit.unresolved
+        said.append(f"{a.source}:{a.line}: {a.key}= uses the specifier {exc}, whose value "
+                    "depends on the running host (or systemd refuses it): what it sets is not "
+                    "established")
+        return None
+
+
+def _apply(unit: Unit, state: _Compiled, a: Assignment) -> None:
     if a.section != "Service":
         return
+    if a.key in ("EnvironmentFile", "ExecStart", "User"):  # the whole value, then used
+        value = _resolved(unit, state, a)
+        if value is None and a.key != "ExecStart":  # the command is kept, its gap said
+            return
+        a.value = a.value if value is None else value
     if a.key == "Environment":
-        if not a.value:
-            unit.environment.clear()
-        for name, val in split_env_assignments(a.value):
-            unit.environment[name] = EnvVar(name, val, a.source, a.line, a.raw, a.comment)
+        _assign_env(state.env, a, unit, state.spec)
     elif a.key == "EnvironmentFile":
         if not a.value:
-            env_files.clear()
+            state.env_files.clear()
         else:
             optional = a.value.startswith("-")
-            env_files.append((a.value.lstrip("-"), optional))
+            state.env_files.append((a.value[1:] if optional else a.value, optional, a))
     elif a.key == "UnsetEnvironment":
         if not a.value:
             unit.unset.clear()
-        unit.unset += [(w, a) for w in shlex.split(a.value)]
+        words, failed = extract_words(a.value)
+        for w in words:  # each word's specifiers, as config_parse_unset_environ() does
+            try:
+                unit.unset.append((apply_specifiers(w, state.spec) if "%" in w else w, a))
+            except SpecifierError as exc:
+                unit.unresolved.append(f"{a.source}:{a.line}: UnsetEnvironment= word {w!r} "
+                                       f"uses the specifier {exc}: what it removes is not "
+                                       "established")
+        if failed:
+            unit.problems.append(f"{a.source}:{a.line}: invalid syntax: the rest of the "
+                                 "UnsetEnvironment= line is ignored")
     elif a.key == "User":
         unit.user = a
     elif a.key == "Type":

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..._sandbox._systemd import expand_exec
+from ..._sandbox._systemd_paths import UNIT_PATHS
 from .._authority import consult
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
@@ -80,7 +81,7 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
     listings = await ctx.tools([("glob", {"pattern": f"{d}/*.service*", "max_results": 5000})
                                 for d in UNIT_DIRS])
     present = [d for d, got in zip(UNIT_DIRS, listings, strict=True) if got and got["paths"]]
-    for got in listings:  # in UNIT_DIRS order: the first directory holding a name wins
+    for got in _by_priority(listings):  # the first lookup path holding a name wins
         for p in (got or {}).get("paths", []):
             if p.endswith(".service"):
                 names.setdefault(p.rsplit("/", 1)[-1], p)
@@ -103,9 +104,9 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
                               "candidate units were looked up one by one")
         for name in sorted(wanted - set(names)):
             hits = await ctx.tools([("glob", {"pattern": f"{d}/{name}"}) for d in UNIT_DIRS])
-            found = [p for got in hits for p in (got or {}).get("paths", [])]
+            found = [p for got in _by_priority(hits) for p in (got or {}).get("paths", [])]
             if found:
-                names[name] = found[0]  # UNIT_DIRS order: the first directory wins
+                names[name] = found[0]  # the first lookup path wins
     out: list[tuple[str, str, str | None]] = []
     for name in sorted(wanted):
         if name not in names:
@@ -116,6 +117,14 @@ async def _candidate_units(ctx: RecipeContext, model: HostModel, listed: dict[st
         for inst in await _instances(ctx, name, listed):
             out.append((name.replace("@.", f"@{inst}."), names[name], inst))
     return out
+
+
+def _by_priority(results: list[Any]) -> list[Any]:
+    """Results per UNIT_DIRS entry, in systemd's lookup order (UNIT_PATHS: Debian's 252 reads
+    /lib before /usr/lib); the calls themselves stay in UNIT_DIRS order."""
+    rank = {d: UNIT_PATHS.index(d) for d in UNIT_DIRS}
+    return [r for _, r in sorted(zip(UNIT_DIRS, results, strict=True),
+                                 key=lambda pair: rank[pair[0]])]
 
 
 async def _instances(ctx: RecipeContext, template: str, listed: dict[str, Any]) -> list[str]:
@@ -153,6 +162,10 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                     user=(eff.get("user") or {}).get("name") or "root",
                     problems=list(eff.get("problems", [])))
     server.refused = eff.get("refused") or ""
+    server.unresolved = list(eff.get("unresolved") or [])
+    server.ignored = [Setting(name=d["name"], value=d["value"], source=d["source"],
+                              line=d["line"], evidence=[d["evidence_id"]], origin="ignored",
+                              comment=d["written"]) for d in eff.get("dropped") or []]
     for var, u in (eff.get("unset") or {}).items():
         server.removed[var] = Setting(name=var, value=u["value"], source=u["source"],
                                       line=u["line"], evidence=[u["evidence_id"]],
@@ -164,6 +177,8 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
 def _origin(source: str, unit_file: str) -> str:
     if source == unit_file:
         return "unit"
+    if source == "/etc/systemd/system.conf" or "/systemd/system.conf.d/" in source:
+        return "DefaultEnvironment"
     return "drop-in" if source.endswith(".conf") and ".service.d/" in source else "EnvironmentFile"
 
 
