@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._degrade import synthesize_in_time
 from ._errors import RunAborted
 from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
@@ -324,11 +325,13 @@ class Orchestrator:
                     if rescue is not None and anyio.current_time() < deadline else None)
             if more is not None:  # the model's tasks found nothing citable: the catalog's too
                 self.trace.emit("plan", parent=run, data=more.model_dump(mode="json"))
-                results += await self.run_tasks(more, run)
+                results += await self.run_tasks(more, run, deadline=deadline)
                 plan = plan.model_copy(update={"tasks": [*plan.tasks, *more.tasks],
                                                "notes": [*plan.notes, *more.notes]})
             span = self.trace.start("synthesize", parent=run)
-            answer = await self.synthesizer.synthesize(question, plan, results)
+            # bounded by the run deadline; a failed or late synthesis degrades to the findings
+            answer = await synthesize_in_time(self.synthesizer, question, plan, results,
+                                              deadline)
             answer.usage = sum((r.usage for r in results), plan.usage).add(answer.usage)
             answer.usage.wall_s = round(time.perf_counter() - t0, 6)
             self.trace.end(span, "synthesize", data={"answer": answer.model_dump(mode="json")})
