@@ -34,7 +34,9 @@ class _Synthesizer(Protocol):
 async def synthesize_in_time(synthesizer: _Synthesizer, question: str, plan: Plan,
                              results: list[TaskResult], deadline: float) -> Answer:
     """``synthesizer.synthesize`` bounded by ``deadline`` (anyio's clock); past it, or when the
-    model call fails, the answer is merged from the findings without a model."""
+    model call fails, the answer is merged from the findings without a model. Either way no
+    claim may contradict a verdict a catalog recipe established (``_catalog._guard``)."""
+    from ._catalog._guard import uphold
     from ._catalog._synth import TemplateSynthesizer
 
     synth = synthesizer.synthesize
@@ -46,13 +48,15 @@ async def synthesize_in_time(synthesizer: _Synthesizer, question: str, plan: Pla
     else:
         try:
             with anyio.fail_after(left if deadline < math.inf else None):
-                return await synth(question, plan, results)
+                answer = await synth(question, plan, results)
+            # a model's merge may not overturn what the catalog's recipes decided
+            return uphold(answer, plan, results)
         except TimeoutError:
             why = "the run deadline passed during the synthesis call"
         except ModelError as exc:
             why = f"the synthesis call failed ({exc})"
     _log.warning("synthesizing from the tasks' findings: %s", why)
-    return await findings_answer(question, plan, results, why)
+    return uphold(await findings_answer(question, plan, results, why), plan, results)
 
 
 async def findings_answer(question: str, plan: Plan, results: list[TaskResult],

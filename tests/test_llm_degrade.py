@@ -21,7 +21,7 @@ from agentkit.testing import FakeLLMServer, Reply
 from .conftest import EXAMPLES, REFERENCE_QUESTION
 
 KIMI = EXAMPLES / "blackwell-kimi"
-TEMPLATES = ["nccl-env", "custom-allreduce", "kv-cache-dtype-support"]
+TEMPLATES = ["nccl-env", "custom-allreduce", "kv-cache-dtype-support", "model-diff"]
 
 
 def tools_of(body: dict[str, Any]) -> set[str]:
