@@ -76,11 +76,14 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
                             DefaultRunner(None, recipes), TemplateSynthesizer(), host,
                             trace=trace, concurrency=settings.concurrency, tools=all_tools,
                             catalog=catalog, mode="catalog")
+    from ._llm._context import FittingModel
     from ._llm._traced import TracedModel
+    from ._llm._truncation import CompletingModel
     from ._planner import LLMPlanner
     from ._synthesizer import LLMSynthesizer
 
-    traced = TracedModel(model, trace)
+    # a request too long is retried smaller, a reply cut short with a larger budget
+    traced = TracedModel(CompletingModel(FittingModel(model)), trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
     planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,
                          budget=budget, fallback=CatalogPlanner(catalog, max_tasks=max(

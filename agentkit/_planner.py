@@ -69,6 +69,8 @@ class LLMPlanner:
                 tries=self.max_repairs + 1,
                 judge=lambda raw: (self._validate(question, raw), ""), usage=usage)
         except ModelError as exc:  # degrade, never discard: the catalog may still plan
+            if exc.status in (401, 403, 404):
+                raise  # a key or model name that is wrong: say so, do not answer without it
             plan, problem, failed = None, "", exc
         if plan is not None:
             plan.usage = usage

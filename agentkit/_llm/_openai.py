@@ -41,9 +41,18 @@ def _message(m: Message) -> dict[str, Any]:
     if m.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
+             "function": {"name": c.name, "arguments": _history_arguments(c)}}
             for c in m.tool_calls]
     return out
+
+
+def _history_arguments(c: ToolCallRequest) -> str:
+    """A call's arguments as the history carries them: servers that parse them (vLLM) refuse
+    a whole request over one that is not JSON, so such text travels inside a JSON object
+    (as the Anthropic wire sends it); the model was told at the time that it did not parse."""
+    from ._truncation import parses
+
+    return c.arguments if parses(c) else json.dumps({"_unparsed": c.arguments})
 
 
 class OpenAIChatModel:
