@@ -20,6 +20,7 @@ from ._messages import (
     ToolSpec,
 )
 from ._retry import RetryPolicy
+from ._sse import STREAM_FIELDS, post_stream, wants_stream
 
 
 def _encode_message(m: Message) -> bytes:
@@ -64,8 +65,9 @@ class OpenAIChatModel:
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  client: httpx.AsyncClient | None = None, timeout_s: float = 120.0,
                  retry: RetryPolicy | None = None, limiter: RequestLimiter | None = None,
-                 temperature: float = 0.0) -> None:
+                 temperature: float = 0.0, stream: bool = False) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.stream = stream  # SSE; switched on by a server that refuses anything else
         self.model = model
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
@@ -93,14 +95,25 @@ class OpenAIChatModel:
                       b'],"tool_choice":', json.dumps(request.tool_choice).encode()]
         if request.max_tokens:
             parts += [b',"max_tokens":', str(int(request.max_tokens)).encode()]
+        if self.stream:
+            parts.append(STREAM_FIELDS)
         parts.append(b"}")
         return b"".join(parts)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.encode(request)
+        try:
+            return await self.retry.call(lambda: self._once(body))
+        except ModelError as exc:
+            if self.stream or not wants_stream(exc.status or 0, str(exc)):
+                raise
+        self.stream = True  # the server answers streamed requests only: from now on, stream
+        body = self.encode(request)
         return await self.retry.call(lambda: self._once(body))
 
     async def _once(self, body: bytes) -> ModelResponse:
+        if self.stream:
+            return await post_stream(self.poster, self.limiter, self.url, body, self._headers)
         payload = await post_json(self.poster, self.limiter, self.url, body, self._headers)
         return parse_response(payload)
 
