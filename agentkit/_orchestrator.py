@@ -7,12 +7,11 @@ replaceable; the catalog (no-LLM) and LLM modes are just different parts.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -20,11 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._degrade import synthesize_in_time
 from ._errors import RunAborted
-from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
 from ._host import Host
 from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
+from ._stream import RunStream
 from ._tool import Tool
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
@@ -118,6 +117,7 @@ class Orchestrator:
         # the answer folds theirs (agentkit._fleet); ``host`` is then not read.
         self.transport = transport
         self.hosts = list(hosts) if hosts is not None else None
+        self._live: set[anyio.Event] = set()  # runs of streams, until they have ended
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] = "/", *, llm: Model | None = None,
@@ -156,61 +156,30 @@ class Orchestrator:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (if agentkit opened it) and the trace file."""
-        closer = getattr(self.model, "aclose", None)
-        if closer is not None:
-            await closer()
-        self.trace.close()
+        """Close the model's HTTP client (if agentkit opened it) and the trace file, once the
+        runs of streams left early have ended; shielded, so a cancelled caller closes too."""
+        try:
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(30):
+                    for done in list(self._live):
+                        await done.wait()
+                closer = getattr(self.model, "aclose", None)
+                if closer is not None:
+                    await closer()
+        finally:
+            self.trace.close()
 
-    async def stream(self, question: str, *, tasks: Sequence[str] | None = None,
-                     limits: Limits | None = None) -> AsyncGenerator[Event, None]:
+    def stream(self, question: str, *, tasks: Sequence[str] | None = None,
+               limits: Limits | None = None) -> RunStream:
         """Investigate while yielding progress events; the last one carries the answer.
-        To stop early, iterate under ``contextlib.aclosing`` (the generator holds a task
-        group, which must be closed in the task that opened it): the run is cancelled and
-        every span closed.
+        Leaving early (``break``, an exception, a cancellation) is safe under asyncio and trio:
+        the run, in a task of its own, is cancelled and its spans end as cancelled.
 
-        >>> async with aclosing(orch.stream("Would FP8 KV help?")) as events:  # doctest: +SKIP
+        >>> async with orch.stream("Would FP8 KV help?") as events:  # doctest: +SKIP
         ...     async for event in events:
         ...         print(event.kind)
         """
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
-        translate = EventTranslator()
-
-        def on_event(ev: dict[str, Any]) -> None:
-            out = translate(ev)
-            if out is not None:
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    send.send_nowait(out)  # the consumer may have stopped listening
-
-        self.trace.listen(on_event)
-        failure: list[BaseException] = []
-
-        async def run() -> None:
-            try:
-                await self.investigate(question, tasks=tasks, limits=limits)
-            except Exception as exc:
-                failure.append(exc)
-            finally:
-                send.close()
-
-        abandoned = False
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(run)
-                async with receive:
-                    try:
-                        async for event in receive:
-                            yield event
-                    except GeneratorExit:
-                        # The consumer stopped early (break under aclosing, aclose, or its
-                        # task was cancelled): cancel the run, whose spans close shielded,
-                        # and finish quietly rather than raise out of the task group.
-                        abandoned = True
-                        tg.cancel_scope.cancel()
-        finally:
-            self.trace.unlisten(on_event)
-        if failure and not abandoned:
-            raise failure[0]
+        return RunStream(self, question, tasks, limits)
 
     @classmethod
     def catalog(cls, host: Host, *, trace: Trace | None = None,
