@@ -88,8 +88,30 @@ def investigate(server: FakeLLMServer, root: Path) -> Any:
     return anyio.run(go)
 
 
+def llamacpp_refusal(limit: int, prompt: int) -> Reply:
+    # llama.cpp server: type exceed_context_size_error, with n_prompt_tokens and n_ctx
+    return Reply(status=400, body={"error": {
+        "code": 400, "message": "the request exceeds the available context size, try "
+        "increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
+        "n_ctx": limit}})
+
+
+def ollama_refusal(limit: int, prompt: int) -> Reply:
+    return Reply(status=400, body={"error": "prompt too long; exceeded max context length by "
+                                            f"{prompt - limit} tokens"})
+
+
+def openai_refusal(limit: int, prompt: int) -> Reply:
+    # the error code alone, no sizes: the shrinking cannot aim, it halves what is left
+    return Reply(status=400, body={"error": {"message": "Request too long.", "type":
+                                             "invalid_request_error",
+                                             "code": "context_length_exceeded"}})
+
+
+@pytest.mark.parametrize("refusal", [vllm_refusal, llamacpp_refusal, ollama_refusal,
+                                     openai_refusal])
 def test_a_conversation_past_the_context_is_shrunk_and_keeps_its_evidence(
-        tmp_path: Path) -> None:
+        tmp_path: Path, refusal: Any) -> None:
     root = write_tree(tmp_path / "host", FILES)
     refused: list[int] = []
 
@@ -98,7 +120,7 @@ def test_a_conversation_past_the_context_is_shrunk_and_keeps_its_evidence(
             return plan(["reader"])
         if tokens(body) > LIMIT:
             refused.append(tokens(body))
-            return vllm_refusal(LIMIT, tokens(body))
+            return refusal(LIMIT, tokens(body))
         if "submit_answer" in names(body):
             return synth(body)
         return reader(task_of(body["messages"]), body["messages"])

@@ -178,9 +178,12 @@ def _shrink(request: ModelRequest, fit: _Fit, exc: ContextTooLong) -> bool:
     total = len(_tool_positions(request))
     if fit.elided >= total:
         return False
-    # at least one more; more when the server said how far over it is (~3 chars a token)
     size = exc.prompt or exc.asked
     need = exc.over or (size - exc.limit if size and exc.limit else 0)
+    if not need:  # the server did not say how far over: half of what is left, each try
+        fit.elided += max(1, (total - fit.elided) // 2)
+        return True
+    # enough to free what it is over by (~3 characters a token, on the safe side)
     step, freed = 0, 0
     positions = _tool_positions(request)
     while fit.elided + step < total:
