@@ -155,3 +155,13 @@ SPECS = [ToolSpec("read_file", "", {"type": "object", "properties": {"path": {}}
 ])
 def test_calls_in_text(text: str, expected: list[str]) -> None:
     assert [c.name for c in calls_in_text(text, SPECS)] == expected
+
+
+def test_a_gateway_that_streams_unasked_is_read(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "host", HOST)
+    with FakeLLMServer(lambda body: Reply(raw=sse(tool_script(body)))) as server:
+        answer = run(server, root)
+        asked = [b.get("stream") for b in server.requests]
+    assert not any(asked)  # never asked to stream, streamed anyway
+    assert answer.tasks == {"nccl": "ok"}
+    assert [c.text for c in answer.bottom_line] == [ANSWER]

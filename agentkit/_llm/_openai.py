@@ -115,6 +115,8 @@ class OpenAIChatModel:
         if self.stream:
             return await post_stream(self.poster, self.limiter, self.url, body, self._headers)
         payload = await post_json(self.poster, self.limiter, self.url, body, self._headers)
+        if isinstance(payload, ModelResponse):  # the server streamed anyway
+            return payload
         return parse_response(payload)
 
     async def aclose(self) -> None:

@@ -81,6 +81,12 @@ def _events(body: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def is_stream(body: bytes) -> bool:
+    """An event-stream body (some gateways stream whatever was asked)."""
+    head = body[:64].lstrip()
+    return head.startswith((b"data:", b": ", b"event:"))
+
+
 async def post_stream(poster: Any, limiter: Any, url: str, body: bytes,
                       headers: dict[str, str]) -> ModelResponse:
     """One streamed attempt: POST, read the whole event stream, assemble the response."""
