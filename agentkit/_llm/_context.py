@@ -142,6 +142,8 @@ class FittingModel:
         self._fit: dict[str, _Fit] = {}
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.step <= 1:  # a new conversation (another run may reuse the task's id)
+            self._fit.pop(request.task, None)
         fit = self._fit.setdefault(request.task, _Fit())
         last: ContextTooLong | None = None
         for _ in range(self.tries):
