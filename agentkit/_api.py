@@ -115,7 +115,7 @@ def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> M
                               limiter=limiter)
     return OpenAIChatModel(settings.base_url, settings.model, api_key=settings.api_key(),
                            timeout_s=settings.timeout_s, retry=retry, client=client,
-                           limiter=limiter)
+                           limiter=limiter, stream=settings.stream)
 
 
 def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = None,
@@ -146,9 +146,14 @@ def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | N
                             catalog=catalog, mode="catalog")
     from ._agents._planner import LLMPlanner
     from ._agents._synthesizer import LLMSynthesizer
+    from ._llm._context import FittingModel
+    from ._llm._textcalls import TextCallsModel
     from ._llm._traced import TracedModel
+    from ._llm._truncation import CompletingModel
 
-    traced = TracedModel(model, trace)
+    # a request too long is retried smaller, a reply cut short with a larger budget, and a
+    # call written as JSON in the text is read as a call
+    traced = TracedModel(TextCallsModel(CompletingModel(FittingModel(model))), trace)
     budget = Budget(max_steps=settings.max_steps, deadline_s=settings.task_deadline_s)
     planner = LLMPlanner(traced, catalog, sorted(all_tools), max_tasks=settings.max_tasks,
                          budget=budget, fallback=CatalogPlanner(catalog, max_tasks=max(

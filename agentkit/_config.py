@@ -87,6 +87,7 @@ class Settings(BaseSettings):
     task_dirs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     rps: float | None = Field(None, gt=0)
     max_in_flight: int | None = Field(None, ge=1)
+    stream: bool = False  # ask for SSE ("stream": true); a server that requires it gets it anyway
 
     @field_validator("task_dirs", mode="before")
     @classmethod

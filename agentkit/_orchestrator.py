@@ -7,23 +7,23 @@ replaceable; the catalog (no-LLM) and LLM modes are just different parts.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._degrade import synthesize_in_time
 from ._errors import RunAborted
-from ._events import Event, EventTranslator
 from ._gc import relaxed_gc
 from ._sandbox._host import Host
 from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._sandbox._tool import Tool
+from ._stream import RunStream
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
 
@@ -112,6 +112,7 @@ class Orchestrator:
         # (a cache hit from another task would finish a task the recorded run never did).
         self.cache_tools = True
         self.shared: dict[str, Any] = {}
+        self._live: set[anyio.Event] = set()  # runs of streams, until they have ended
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -120,24 +121,30 @@ class Orchestrator:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (if agentkit opened it) and the trace file."""
-        closer = getattr(self.model, "aclose", None)
-        if closer is not None:
-            await closer()
-        self.trace.close()
+        """Close the model's HTTP client (if agentkit opened it) and the trace file, once the
+        runs of streams left early have ended; shielded, so a cancelled caller closes too."""
+        try:
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(30):
+                    for done in list(self._live):
+                        await done.wait()
+                closer = getattr(self.model, "aclose", None)
+                if closer is not None:
+                    await closer()
+        finally:
+            self.trace.close()
 
     def stream(self, question: str, *, tasks: Sequence[str] | None = None,
-               limits: Limits | None = None) -> AsyncGenerator[Event, None]:
+               limits: Limits | None = None) -> RunStream:
         """Investigate while yielding progress events; the last one carries the answer.
-        To stop early, iterate under ``contextlib.aclosing`` (the generator holds a task
-        group, which must be closed in the task that opened it): the run is cancelled and
-        every span closed.
+        Leaving early (``break``, an exception, a cancellation) is safe under asyncio and trio:
+        the run, in a task of its own, is cancelled and its spans end as cancelled.
 
-        >>> async with aclosing(orch.stream("Would FP8 KV help?")) as events:  # doctest: +SKIP
+        >>> async with orch.stream("Would FP8 KV help?") as events:  # doctest: +SKIP
         ...     async for event in events:
         ...         print(event.kind)
         """
-        return stream_events(self.trace, self.investigate, question, tasks, limits)
+        return RunStream(self, question, tasks, limits)
 
     async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,
                           limits: Limits | None = None) -> Answer:
@@ -197,33 +204,13 @@ class Orchestrator:
         try:
             deadline = (anyio.current_time() + limits.deadline_s
                         if limits.deadline_s is not None else math.inf)
-            if tasks:
-                plan = self.plan_from_catalog(question, tasks)
-            else:
-                try:
-                    with anyio.fail_after(max(0.0, deadline - anyio.current_time())
-                                          if deadline < math.inf else None):
-                        plan = await self.planner.plan(question)
-                except TimeoutError:
-                    raise TimeoutError(f"the run deadline of {limits.deadline_s:g}s passed while "
-                                       "planning; no task had started") from None
-            plan = self._limit(plan, limits)
+            plan = self._limit(await self._plan(question, tasks, limits, deadline), limits)
             self.trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
-            results = await self.run_tasks(plan, run, deadline=deadline)
-            if any(r.summary == _CUT for r in results):
-                plan.notes.append(f"the run deadline of {limits.deadline_s:g}s cut "
-                                  f"{sum(r.summary == _CUT for r in results)} tasks short; "
-                                  "this answer is from the tasks that finished")
-            rescue = getattr(self.planner, "rescue", None)
-            more = (await rescue(question, plan, results)
-                    if rescue is not None and anyio.current_time() < deadline else None)
-            if more is not None:  # the model's tasks found nothing citable: the catalog's too
-                self.trace.emit("plan", parent=run, data=more.model_dump(mode="json"))
-                results += await self.run_tasks(more, run)
-                plan = plan.model_copy(update={"tasks": [*plan.tasks, *more.tasks],
-                                               "notes": [*plan.notes, *more.notes]})
+            plan, results = await self._run_plan(question, plan, run, limits, deadline)
             span = self.trace.start("synthesize", parent=run)
-            answer = await self.synthesizer.synthesize(question, plan, results)
+            # bounded by the run deadline; a failed or late synthesis degrades to the findings
+            answer = await synthesize_in_time(self.synthesizer, question, plan, results,
+                                              deadline)
             answer.usage = sum((r.usage for r in results), plan.usage).add(answer.usage)
             answer.usage.wall_s = round(time.perf_counter() - t0, 6)
             self.trace.end(span, "synthesize", data={"answer": answer.model_dump(mode="json")})
@@ -239,6 +226,37 @@ class Orchestrator:
         _log.info("answered in %.3f s: %d claims in the bottom line, %d citations",
                   time.perf_counter() - t0, len(answer.bottom_line), len(answer.citations))
         return answer
+
+    async def _plan(self, question: str, tasks: Sequence[str] | None, limits: Limits,
+                    deadline: float) -> Plan:
+        if tasks:
+            return self.plan_from_catalog(question, tasks)
+        try:
+            with anyio.fail_after(max(0.0, deadline - anyio.current_time())
+                                  if deadline < math.inf else None):
+                return await self.planner.plan(question)
+        except TimeoutError:
+            raise TimeoutError(f"the run deadline of {limits.deadline_s:g}s passed while "
+                               "planning; no task had started") from None
+
+    async def _run_plan(self, question: str, plan: Plan, run: str, limits: Limits,
+                        deadline: float) -> tuple[Plan, list[TaskResult]]:
+        """The plan's tasks, then (when the model's tasks found nothing citable and time is
+        left) the catalog's rescue tasks; the plan returned names every task that ran."""
+        results = await self.run_tasks(plan, run, deadline=deadline)
+        if any(r.summary == _CUT for r in results):
+            plan.notes.append(f"the run deadline of {limits.deadline_s:g}s cut "
+                              f"{sum(r.summary == _CUT for r in results)} tasks short; "
+                              "this answer is from the tasks that finished")
+        rescue = getattr(self.planner, "rescue", None)
+        more = (await rescue(question, plan, results)
+                if rescue is not None and anyio.current_time() < deadline else None)
+        if more is not None:  # the model's tasks found nothing citable: the catalog's too
+            self.trace.emit("plan", parent=run, data=more.model_dump(mode="json"))
+            results += await self.run_tasks(more, run, deadline=deadline)
+            plan = plan.model_copy(update={"tasks": [*plan.tasks, *more.tasks],
+                                           "notes": [*plan.notes, *more.notes]})
+        return plan, results
 
     async def run_tasks(self, plan: Plan, parent: str | None = None, *,
                         deadline: float = math.inf) -> list[TaskResult]:
@@ -303,48 +321,3 @@ class Orchestrator:
                      "task %s %s in %.3f s: %s", spec.id, result.status, result.usage.wall_s,
                      result.summary[:200])
         return result
-
-
-async def stream_events(trace: Trace, investigate: Callable[..., Awaitable[Answer]],
-                        question: str, tasks: Sequence[str] | None,
-                        limits: Limits | None) -> AsyncGenerator[Event, None]:
-    """``investigate(question, tasks=…, limits=…)`` run while the events it traces are
-    yielded (see :meth:`Orchestrator.stream`); the fleet streams through it too."""
-    send, receive = anyio.create_memory_object_stream[Event](math.inf)
-    translate = EventTranslator()
-
-    def on_event(ev: dict[str, Any]) -> None:
-        out = translate(ev)
-        if out is not None:
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                send.send_nowait(out)  # the consumer may have stopped listening
-
-    trace.listen(on_event)
-    failure: list[BaseException] = []
-
-    async def run() -> None:
-        try:
-            await investigate(question, tasks=tasks, limits=limits)
-        except Exception as exc:
-            failure.append(exc)
-        finally:
-            send.close()
-
-    abandoned = False
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            async with receive:
-                try:
-                    async for event in receive:
-                        yield event
-                except GeneratorExit:
-                    # The consumer stopped early (break under aclosing, aclose, or its
-                    # task was cancelled): cancel the run, whose spans close shielded,
-                    # and finish quietly rather than raise out of the task group.
-                    abandoned = True
-                    tg.cancel_scope.cancel()
-    finally:
-        trace.unlisten(on_event)
-    if failure and not abandoned:
-        raise failure[0]

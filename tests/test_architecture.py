@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("sandbox", ["_sandbox"]),
     ("host model", ["_hostmodel"]),
     ("modes", ["_catalog", "_agents"]),
-    ("orchestrator", ["_orchestrator"]),
+    ("orchestrator", ["_orchestrator", "_stream", "_degrade"]),
     ("fleet", ["_fleet"]),
     ("facade", ["_api", "_replay", "_schema", "_snapshot", "otel", "testing"]),
     ("front ends", ["_mcp", "_mcp_fleet", "cli", "agentkit", "__main__"]),

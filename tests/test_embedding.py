@@ -4,6 +4,7 @@ the tool schema and handler, the Anthropic backend, and the example programs."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -187,7 +188,8 @@ def test_example_api_script_runs() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("- No: ")
     assert "even though the checkpoint recommends it" in done.stdout
-    assert "triton_mla.py:75-76" in done.stdout and "[5/5]" in done.stderr
+    # the plan's size is the catalog's business: every task it planned reports, the last as n/n
+    assert "triton_mla.py:75-76" in done.stdout and re.search(r"\[(\d+)/\1\]", done.stderr)
 
 
 def test_example_agent_loop_calls_investigate_as_a_tool() -> None:
@@ -211,7 +213,7 @@ def test_example_mcp_client_runs() -> None:
     done = _run_example("examples/embedding/mcp_client.py", BW, "Is NCCL tuned?")
     assert done.returncode == 0, done.stderr
     assert "tools: investigate, list_tasks, replay" in done.stdout
-    assert "NCCL_PROTO=LL" in done.stdout and "progress 3/3" in done.stderr
+    assert "NCCL_PROTO=LL" in done.stdout and re.search(r"progress (\d+)/\1\b", done.stderr)
 
 
 def test_tool_cache_is_shared_within_a_run_and_fresh_for_the_next(tmp_path: Path) -> None:

@@ -86,5 +86,7 @@ def test_a_cancelled_llm_trace_replays_without_waiting(tmp_path: Path) -> None:
         anyio.run(go)
         t.close()
     t0 = time.monotonic()
-    assert main(["replay", str(trace)]) == 0  # says what the recorded run did not finish
+    # says what the recorded run did not finish, and exits 8: the trace holds no answer
+    # (issue 24: a script must not take a run that never answered for an answer)
+    assert main(["replay", str(trace)]) == 8
     assert time.monotonic() - t0 < 10  # and never waits for calls that were never answered

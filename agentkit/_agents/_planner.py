@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._catalog._template import TaskTemplate
-from .._llm._messages import Message, Model, ToolSpec
+from .._llm._messages import Message, Model, ModelError, ToolSpec
 from .._llm._schemas import drop_nulls, restrict, strict
 from .._types import Budget, Plan, SubQuestion, TaskResult, TaskSpec, Usage
 from ._prompts import render
@@ -62,23 +62,36 @@ class LLMPlanner:
             Message.user(render("planner_user.j2", question=question)),
         ]
         usage = Usage()
-        plan, problem = await ask_for_submission(
-            self.model, messages, spec, task="plan", purpose="plan", tries=self.max_repairs + 1,
-            judge=lambda raw: (self._validate(question, raw), ""), usage=usage)
+        failed: ModelError | None = None
+        try:
+            plan, problem = await ask_for_submission(
+                self.model, messages, spec, task="plan", purpose="plan",
+                tries=self.max_repairs + 1,
+                judge=lambda raw: (self._validate(question, raw), ""), usage=usage)
+        except ModelError as exc:  # degrade, never discard: the catalog may still plan
+            if exc.status in (401, 403, 404):
+                raise  # a key or model name that is wrong: say so, do not answer without it
+            plan, problem, failed = None, "", exc
         if plan is not None:
             plan.usage = usage
             return plan
-        why = f"the model gave no valid plan after {self.max_repairs + 1} tries: {problem}"
+        why = (f"the model did not write the plan: the planning call failed ({failed})"
+               if failed is not None else
+               f"the model gave no valid plan after {self.max_repairs + 1} tries: {problem}")
         if self.fallback is not None:
             from .._catalog._planner import NoMatchingTask
 
             try:
                 plan = await self.fallback.plan(question)
             except NoMatchingTask:
+                if failed is not None:
+                    raise failed from None  # nothing can be planned: the model's error says why
                 raise PlanError(why) from None
             plan = plan.model_copy(update={"mode": "llm", "usage": usage, "notes": [
                 f"{why[:300]}; the task catalog planned the parts it covers", *plan.notes]})
             return plan
+        if failed is not None:
+            raise failed
         raise PlanError(why)
 
     async def rescue(self, question: str, plan: Plan, results: list[TaskResult]

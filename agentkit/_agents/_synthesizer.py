@@ -57,7 +57,13 @@ class LLMSynthesizer:
             tries=self.max_repairs + 1, judge=judge, usage=usage)
         if best is None or (index and not any(c.evidence for c in best.bottom_line)):
             # no answer, or one that cites nothing: the tasks' own findings, which do
-            best = self._fallback(question, results, plan.notes)
+            from ._degrade import findings_answer
+
+            why = ("it gave no valid answer" if best is None else "its answer cited nothing")
+            best = await findings_answer(question, plan, results,
+                                         f"{why} after {self.max_repairs + 1} tries")
+            best.usage = usage
+            return best
         best.usage = usage
         return finalize(best, index)
 
@@ -71,15 +77,3 @@ class LLMSynthesizer:
                       sections=sub.sections, table=sub.table,
                       tasks={r.task_id: r.status for r in results}, failed_tasks=failed,
                       notes=notes)
-
-    def _fallback(self, question: str, results: list[TaskResult],
-                  plan_notes: list[str] | None = None) -> Answer:
-        """No valid synthesis: hand over the subagents' own findings, still cited."""
-        bottom = [Claim(text=f.claim, evidence=f.evidence) for r in results for f in r.findings]
-        if not bottom:
-            bottom = [Claim(text="No task established anything that can be cited.")]
-        answer = self._answer(question, {"bottom_line": [c.model_dump() for c in bottom]},
-                              results, plan_notes)
-        answer.notes.append("the synthesizer gave no valid answer; these are the tasks' own "
-                            "findings, unmerged")
-        return answer

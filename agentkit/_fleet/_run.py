@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from contextlib import aclosing
 
 import anyio
 
-from .._events import Event
-from .._orchestrator import Limits, Orchestrator, stream_events
+from .._orchestrator import Limits, Orchestrator
+from .._stream import RunStream
 from .._trace import Trace
 from .._types import Answer, Plan, Usage
 from ._answer import fleet_answer
@@ -67,10 +67,15 @@ class FleetOrchestrator:
                                        limits or Limits(), self.hosts)
 
     def stream(self, question: str, *, tasks: Sequence[str] | None = None,
-               limits: Limits | None = None) -> AsyncGenerator[Event, None]:
+               limits: Limits | None = None) -> RunStream:
         """As :meth:`Orchestrator.stream <agentkit.Orchestrator.stream>`; the events include
         one ``host_finished`` per host."""
-        return stream_events(self.trace, self.investigate, question, tasks, limits)
+        return RunStream(self, question, tasks, limits)
+
+    @property
+    def _live(self) -> set[anyio.Event]:
+        # the runs of streams left early: the orchestrator's aclose() waits for them
+        return self.orchestrator._live
 
 
 async def investigate_fleet(orch: Orchestrator, transport: Transport, question: str,

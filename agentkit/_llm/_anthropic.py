@@ -17,8 +17,9 @@ API_VERSION = "2023-06-01"
 
 
 def _blocks(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
-    """(system text, Anthropic messages): tool results ride in user turns, and consecutive
-    turns of one role are merged, as the API requires alternation."""
+    """(system text, Anthropic messages): tool results ride in user turns, consecutive
+    turns of one role are merged, as the API requires alternation, and an empty assistant
+    turn is never sent."""
     system = "\n\n".join(m.content for m in messages if m.role == "system")
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -29,7 +30,8 @@ def _blocks(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
                                       "content": m.content}]
         elif m.role == "assistant":
             role = "assistant"
-            content = [{"type": "text", "text": m.content}] if m.content else []
+            # the API refuses an empty text block: whitespace is no text
+            content = [{"type": "text", "text": m.content}] if m.content.strip() else []
             for c in m.tool_calls:
                 try:
                     args = json.loads(c.arguments or "{}")
@@ -38,6 +40,10 @@ def _blocks(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
                 content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": args})
         else:
             role, content = "user", [{"type": "text", "text": m.content}]
+        if not content:
+            # an empty reply (no text, no tool use): the API refuses an empty assistant turn,
+            # so it is left out; the caller's nudge after it joins the previous user turn
+            continue
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(content)
         else:

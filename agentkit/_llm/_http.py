@@ -120,6 +120,10 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
     try:
         return loads(resp.body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        from ._sse import is_stream, parse_stream
+
+        if is_stream(resp.body):  # streamed although not asked to: read it as it came
+            return parse_stream(resp.body)
         raise ModelError(f"model server sent a body that is not JSON: {exc}",
                          retryable=True) from None
 

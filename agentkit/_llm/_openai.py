@@ -20,6 +20,7 @@ from ._messages import (
     ToolSpec,
 )
 from ._retry import RetryPolicy
+from ._sse import STREAM_FIELDS, post_stream, wants_stream
 
 
 def _encode_message(m: Message) -> bytes:
@@ -41,9 +42,18 @@ def _message(m: Message) -> dict[str, Any]:
     if m.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
+             "function": {"name": c.name, "arguments": _history_arguments(c)}}
             for c in m.tool_calls]
     return out
+
+
+def _history_arguments(c: ToolCallRequest) -> str:
+    """A call's arguments as the history carries them: servers that parse them (vLLM) refuse
+    a whole request over one that is not JSON, so such text travels inside a JSON object
+    (as the Anthropic wire sends it); the model was told at the time that it did not parse."""
+    from ._truncation import parses
+
+    return c.arguments if parses(c) else json.dumps({"_unparsed": c.arguments})
 
 
 class OpenAIChatModel:
@@ -55,8 +65,9 @@ class OpenAIChatModel:
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  client: httpx.AsyncClient | None = None, timeout_s: float = 120.0,
                  retry: RetryPolicy | None = None, limiter: RequestLimiter | None = None,
-                 temperature: float = 0.0) -> None:
+                 temperature: float = 0.0, stream: bool = False) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.stream = stream  # SSE; switched on by a server that refuses anything else
         self.model = model
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
@@ -84,15 +95,28 @@ class OpenAIChatModel:
                       b'],"tool_choice":', json.dumps(request.tool_choice).encode()]
         if request.max_tokens:
             parts += [b',"max_tokens":', str(int(request.max_tokens)).encode()]
+        if self.stream:
+            parts.append(STREAM_FIELDS)
         parts.append(b"}")
         return b"".join(parts)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.encode(request)
+        try:
+            return await self.retry.call(lambda: self._once(body))
+        except ModelError as exc:
+            if self.stream or not wants_stream(exc.status or 0, str(exc)):
+                raise
+        self.stream = True  # the server answers streamed requests only: from now on, stream
+        body = self.encode(request)
         return await self.retry.call(lambda: self._once(body))
 
     async def _once(self, body: bytes) -> ModelResponse:
+        if self.stream:
+            return await post_stream(self.poster, self.limiter, self.url, body, self._headers)
         payload = await post_json(self.poster, self.limiter, self.url, body, self._headers)
+        if isinstance(payload, ModelResponse):  # the server streamed anyway
+            return payload
         return parse_response(payload)
 
     async def aclose(self) -> None:

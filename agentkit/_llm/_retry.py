@@ -62,6 +62,11 @@ def _say_retry(state: RetryCallState) -> None:
 
 
 def error_for_status(status: int, headers: Mapping[str, str], text: str) -> ModelError:
+    from ._context import recognise
+
+    too_long = recognise(status, text)  # a context-length refusal: shrink, do not retry as is
+    if too_long is not None:
+        return too_long
     body = text[:300].replace("\n", " ")
     return ModelError(f"model server answered HTTP {status}: {body}", status=status,
                       retryable=status in RETRY_STATUSES, retry_after=retry_after(headers))

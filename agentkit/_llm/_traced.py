@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+import anyio
 import orjson
 
 from .._trace import Trace
@@ -53,6 +54,11 @@ class TracedModel:
         except Exception as exc:
             self.trace.end(span, "llm", task=request.task, step=request.step,
                            data={"error": f"{type(exc).__name__}: {exc}"})
+            raise
+        except BaseException:  # cancelled (an abandoned stream, a deadline): ended as such
+            with anyio.CancelScope(shield=True):
+                self.trace.end(span, "llm", task=request.task, step=request.step,
+                               data={"cancelled": True})
             raise
         self.trace.end(span, "llm", task=request.task, step=request.step,
                        data={"response": resp.to_json()})

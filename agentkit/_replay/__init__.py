@@ -60,8 +60,8 @@ class Recording:
             task, step = e.task or "", e.step or 0
             if e.kind == "llm" and e.phase == "start":
                 self.llm_hash[(task, step)] = e.data.get("request_hash", "")
-            elif e.kind == "llm" and e.phase == "end":
-                self.llm[(task, step)] = e.data
+            elif e.kind == "llm" and e.phase == "end" and not e.data.get("cancelled"):
+                self.llm[(task, step)] = e.data  # a cancelled call was never answered
             elif e.kind == "tool" and e.phase == "start":
                 self.tool_args[(task, step, e.data["index"])] = (e.data["tool"], e.data["args"])
             elif e.kind == "tool" and e.phase == "end":

@@ -355,7 +355,8 @@ def _event(name: str, n: int, raw: Any) -> TraceEvent:
         raise TraceError(name, n, f"not a trace event: {where}: {first['msg']}") from None
     missing = [k for k in _REQUIRED.get((event.kind, event.phase), ()) if k not in event.data]
     if event.kind == "llm" and event.phase == "end" and not (
-            "response" in event.data or "error" in event.data):
+            "response" in event.data or "error" in event.data
+            or event.data.get("cancelled") is True):  # stopped before it was answered
         missing.append("response")
     if missing:
         raise TraceError(name, n, f"{event.kind} {event.phase} event without "

@@ -61,7 +61,9 @@ def render_show(tf: TraceFile, console: Console | None = None) -> None:
     for r in t.rows:
         console.print(f"[bold]{safe(r.id)}[/bold]")
         for c in r.calls:
-            mark = "ok" if c.ok else "[red]refused[/red]"
+            mark = ("[yellow]cancelled[/yellow]" if c.cancelled else
+                    "[yellow]unfinished[/yellow]" if c.end is None else
+                    "ok" if c.ok else "[red]refused[/red]")
             console.print(f"  {c.start:8.3f}s  {c.kind:4} {safe(c.name)} {safe(c.detail)} "
                           f"{mark}")
     if t.answer:

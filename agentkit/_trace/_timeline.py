@@ -18,6 +18,7 @@ class Call:
     ok: bool = True
     detail: str = ""
     step: int = 0
+    cancelled: bool = False  # stopped before it was answered (a deadline, a stopped run)
 
 
 @dataclass
@@ -117,7 +118,8 @@ def build(tf: TraceFile) -> Timeline:
         elif e.kind in ("llm", "tool") and e.phase == "end" and e.span in open_calls:
             call = open_calls.pop(e.span)
             call.end = t
-            call.ok = bool(e.data.get("ok", "error" not in e.data))
+            call.cancelled = bool(e.data.get("cancelled"))
+            call.ok = bool(e.data.get("ok", "error" not in e.data)) and not call.cancelled
             if not call.ok:
                 call.detail = (e.data.get("error") or "")[:120]
         elif e.kind == "synthesize" and e.phase == "start":

@@ -145,6 +145,9 @@ def _model_error(exc: Exception, settings: Settings) -> CLIError:
         return CLIError(f"{exc}. The API key from ${source} {had}: set {source} (or name "
                         "another variable with --api-key-env) to a key this endpoint "
                         "accepts", 4)
+    if type(exc).__name__ == "ContextTooLong":  # the endpoint works; the request is big
+        return CLIError(f"{exc}. Raise the server's context (vLLM --max-model-len, llama.cpp "
+                        "--ctx-size, Ollama num_ctx) or use a model with a longer one", 4)
     return CLIError(f"{exc}. Check --base-url/--model (or AGENTKIT_BASE_URL/AGENTKIT_MODEL), "
                     "or run without them for catalog mode", 4)
 

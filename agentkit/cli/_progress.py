@@ -83,7 +83,7 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
             if "error" in data:
                 log.warning("model call failed", task=ev["task"], step=ev["step"],
                             error=data["error"][:200])
-            else:
+            elif "response" in data:  # not a call cancelled before it was answered
                 calls = [c["name"] for c in data["response"]["tool_calls"]]
                 log.info("model answered", task=ev["task"], step=ev["step"], calls=calls)
         elif kind == "run" and phase == "end":

@@ -87,6 +87,10 @@ def replay(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write("No answer: the recorded run stopped before it finished.\n"
                              f"Task states: {json.dumps(result.tasks)}\n")
+    if result.answer is None:  # nothing to use: a script must not take this for an answer
+        print(f"agentkit: {args.trace} holds no answer (the recorded run stopped first)",
+              file=sys.stderr)
+        return 8
     return 0
 
 

@@ -15,15 +15,17 @@ from agentkit import Orchestrator, to_markdown
 async def main(root: str) -> None:
     question = "Would setting the KV cache to fp8 as the model recommends improve perf?"
     async with Orchestrator.from_env(root=root) as orch:
-        async for event in orch.stream(question):
-            match event.kind:
-                case "plan":
-                    print("plan:", ", ".join(t.id for t in event.plan.tasks), file=sys.stderr)
-                case "task_finished":
-                    print(f"[{event.done}/{event.total}] {event.task_id}: {event.status}",
-                          file=sys.stderr)
-                case "answer":
-                    answer = event.answer
+        async with orch.stream(question) as events:  # leaving early is safe
+            async for event in events:
+                match event.kind:
+                    case "plan":
+                        print("plan:", ", ".join(t.id for t in event.plan.tasks),
+                              file=sys.stderr)
+                    case "task_finished":
+                        print(f"[{event.done}/{event.total}] {event.task_id}: {event.status}",
+                              file=sys.stderr)
+                    case "answer":
+                        answer = event.answer
     for claim in answer.bottom_line:
         sources = ", ".join(c.locator for c in answer.citations if c.id in claim.evidence)
         print(f"- {claim.text}\n  sources: {sources}")
