@@ -72,6 +72,7 @@ class Server:
     notes: list[str] = field(default_factory=list)  # conditions the reading depends on
     pid: int | None = None  # the running process, when one was found
     container_id: str = ""
+    container_name: str = ""  # a unit's `docker run --name`: the container it starts
     compose_project: str = ""  # a container Docker Compose started: its project and service
     compose_service: str = ""
     rootfs: str = ""  # where the host sees the container's own files (overlay MergedDir)
