@@ -88,10 +88,13 @@ async def run_command(
         raise ToolError(f"refused: {exc}") from None
     if not ctx.host.is_live:
         manifest = ctx.host.snapshot
-        if (manifest is not None and find_command(manifest, argv) is not None) or \
-                checked.argv[0] not in FILE_READERS or not checked.paths:
+        captured = manifest is not None and find_command(manifest, argv) is not None
+        if not captured and checked.argv[:2] == ["kubectl", "kustomize"]:
+            checked = _tree_into_root(ctx, checked)  # builds from the snapshot's own files
+        elif captured or checked.argv[0] not in FILE_READERS or not checked.paths:
             return _captured(ctx, argv)
-        checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's own files
+        else:
+            checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's files
     else:
         checked = _resolved(ctx, _walked(ctx, checked))
     if checked.git_repo is not None:
@@ -117,7 +120,10 @@ async def run_command(
             if not ctx.host.is_live:  # by construction: nothing outside the snapshot's root
                 inside = (ctx.host.root.path, scratch, *ctx.host.trusted_bin_dirs)
                 reached = [p for p in reached if within_any(p, inside)]
-            needs = needs_of(checked.argv[0], reached, live=ctx.host.is_live)
+            # kustomize reads files only: none of kubectl's network or kubeconfigs
+            program = "kustomize" if checked.argv[:2] == ["kubectl", "kustomize"] else \
+                checked.argv[0]
+            needs = needs_of(program, reached, live=ctx.host.is_live)
             boxed = functools.partial(wrap, env=env, needs=needs, live=ctx.host.is_live)
         out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
             _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit,
@@ -172,6 +178,24 @@ def _into_root(ctx: ToolContext, checked: Checked) -> Checked:
         mapped[operand] = os.path.join(ctx.host.root.path, canonical.lstrip("/"))
     argv = [checked.argv[0], *(mapped.get(a, a) for a in checked.argv[1:])]
     return Checked(argv, paths=[], env=checked.env, shown_as={v: k for k, v in mapped.items()})
+
+
+def _tree_into_root(ctx: ToolContext, checked: Checked) -> Checked:
+    """``kubectl kustomize DIR`` on a snapshot: DIR must be a directory the path guard lets
+    through; kustomize gets the snapshot's top-level directory holding it (an overlay reaches
+    its base through ``../``), mounted read-only, and nothing else of the snapshot."""
+    host_dir = normalize(checked.paths[0])
+    try:
+        list_entries(ctx.host.root, host_dir)
+    except PathRefused as exc:
+        raise ToolError(f"refused: {exc}") from None
+    real = os.path.join(ctx.host.root.path, host_dir.lstrip("/"))
+    top = os.path.join(ctx.host.root.path, host_dir.lstrip("/").split("/", 1)[0])
+    if not within_any(os.path.realpath(real), (os.path.realpath(ctx.host.root.path),)):
+        raise ToolError(f"refused: {host_dir} leads outside the snapshot")
+    argv = [*checked.argv[:-1], real]
+    return Checked(argv, paths=[], env=checked.env, shown_as={real: host_dir},
+                   trees=(os.path.realpath(top),))
 
 
 def _police(ctx: ToolContext, operand: str) -> str:
@@ -285,6 +309,7 @@ def _reached(checked: Checked, exe: str, scratch: str) -> list[str]:
             if os.path.exists(real) and not os.path.isdir(real):
                 reached.append(real)
     reached += [checked.env[n] for n in ("GIT_DIR", "GIT_WORK_TREE") if n in checked.env]
+    reached += list(checked.trees)
     if len(reached) > _MAX_BINDS:  # grep -r's file list: one mount of the tree it walked
         reached = [scratch, os.path.dirname(exe), os.path.commonpath(reached[2:])]
     return [p for p in dict.fromkeys(reached) if os.path.exists(p)]

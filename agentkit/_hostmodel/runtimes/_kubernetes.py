@@ -19,17 +19,13 @@ from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
 from ._given import manifest_dirs
+from ._manifests import find_manifests
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
     from ..._catalog._recipe import RecipeContext
 
-# Where manifests are kept on a host, bounded so a live host is not walked end to end.
-MANIFEST_GLOBS = ("/etc/kubernetes/manifests/*.y*ml", "/opt/*/k8s/*.y*ml",
-                  "/opt/*/kubernetes/*.y*ml", "/opt/*/manifests/*.y*ml", "/opt/*/deploy/*.y*ml",
-                  "/srv/*/k8s/*.y*ml", "/srv/*/deploy/*.y*ml", "/root/*/k8s/*.y*ml")
 KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml", "/root/.kube/config")
-_WORKLOAD = r"^\s*kind:\s*[\"']?(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod|List)\b"
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
 _REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
@@ -71,24 +67,13 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
 
 async def _from_files(ctx: RecipeContext, model: HostModel
                       ) -> list[tuple[dict[str, Any], Source]]:
-    model.looked_in.append("Kubernetes manifests (/etc/kubernetes/manifests, "
-                           "/opt/*/{k8s,kubernetes,manifests,deploy}, /srv/*/{k8s,deploy}, "
-                           "/root/*/k8s)")
-    given = [f"{d.rstrip('/')}/{p}" for d in manifest_dirs(ctx)
-             for p in ("*.y*ml", "*/*.y*ml")]
-    if given:
-        model.looked_in.append("the manifest directories given (" +
-                               ", ".join(manifest_dirs(ctx)) + ")")
-    listings = await ctx.tools([("glob", {"pattern": g}) for g in (*MANIFEST_GLOBS, *given)])
-    files = sorted({p for got in listings for p in (got or {}).get("paths", [])})
-    if not files:
-        return []
-    greps = await ctx.tools([("grep", {"pattern": _WORKLOAD + "|^\\s*kind:\\s*ConfigMap\\b",
-                                       "path": f, "max_matches": 50}) for f in files])
+    found = await find_manifests(ctx, model, manifest_dirs(ctx))
     out: list[tuple[dict[str, Any], Source]] = []
-    for path, hits in zip(files, greps, strict=True):
-        if not (hits or {}).get("matches"):
-            continue
+    for d in found.kustomize_roots:
+        out += await _kustomized(ctx, model, d)
+    for path in found.files:
+        if path in found.inside_kustomize:
+            continue  # kustomize's output stands for it
         lines = await ctx.read_lines(path, optional=True)
         if lines is None:
             model.problems.append(f"{path} could not be read")
@@ -100,6 +85,26 @@ async def _from_files(ctx: RecipeContext, model: HostModel
 
         out += [(o, Source(path, cite)) for o in load_documents("\n".join(lines))]
     return out
+
+
+async def _kustomized(ctx: RecipeContext, model: HostModel, d: str
+                      ) -> list[tuple[dict[str, Any], Source]]:
+    """The objects ``kubectl apply -k D`` would apply, from ``kubectl kustomize D``."""
+    argv = ["kubectl", "kustomize", d]
+    got = await ctx.tool("run_command", optional=True, argv=argv)
+    model.looked_in.append(f"`{' '.join(argv)}`")
+    if got is None or got["exit_code"] != 0:
+        why = (got["stderr"].strip()[:200] if got else "kubectl kustomize could not be run "
+               "here")
+        model.problems.append(f"{d} holds a kustomization whose output could not be built "
+                              f"({why}): the workloads it declares (after its patches, name "
+                              "prefixes and generated ConfigMaps) are not established")
+        return []
+
+    def cite(n: int, got: dict[str, Any] = got) -> str:
+        return ctx.cite_output_line(got, n) if n else str(got["evidence_id"])
+
+    return [(o, Source(f"kubectl kustomize {d}", cite)) for o in load_documents(got["stdout"])]
 
 
 async def _from_kubectl(ctx: RecipeContext, model: HostModel
@@ -168,6 +173,12 @@ def _pod_specs(obj: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
     if kind == "CronJob":
         spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
         return [((spec.get("template") or {}).get("spec") or {}, None)]
+    if kind == "LeaderWorkerSet":  # leaderworkerset.x-k8s.io: a leader pod and its workers
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        replicas = spec.get("replicas", 1)
+        return [((t.get("spec") or {}), replicas if isinstance(replicas, int) else None)
+                for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate"))
+                if isinstance(t, dict)]
     if kind in _TEMPLATE_KINDS:
         replicas = spec.get("replicas", 1) if kind in ("Deployment", "StatefulSet") else None
         return [((spec.get("template") or {}).get("spec") or {},
