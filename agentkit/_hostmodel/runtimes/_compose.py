@@ -21,6 +21,7 @@ from .._command import follow_command
 from .._engines import engine_of
 from .._model import NOT_TUNING, HostModel, Server, Setting
 from .._state import State
+from ._dotenv import DotenvError, parse_dotenv
 from ._given import manifest_dirs
 from ._interp import InvalidTemplate, MissingRequired, substitute
 from ._kubernetes import image_entrypoint
@@ -184,24 +185,25 @@ def _interpolate(text: str, values: dict[str, str], unknown: list[str] | None = 
         return text
 
 
-def parse_env_file(lines: list[str]) -> list[tuple[str, str, int]]:
-    """(name, value, line) of a Compose ``.env`` / ``env_file``: ``#`` lines are comments, an
-    unquoted value ends at `` #``, a quoted one at its closing quote, ``export`` is allowed."""
-    out = []
-    for n, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if value[:1] in ("'", '"'):
-            end = value.find(value[0], 1)
-            value = value[1:end] if end > 0 else value[1:]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
-            out.append((key, value, n))
-    return out
+def parse_env_file(lines: list[str], values: dict[str, str] | None = None,
+                   unknown: list[str] | None = None) -> list[tuple[str, str, int]]:
+    """(name, value, line) of a Compose ``.env`` / ``env_file`` (:mod:`._dotenv`), its
+    ``$VAR`` taken from ``values`` (the project's ``.env``) else from the names above it; a
+    name neither holds may be set by the shell that ran compose: named in ``unknown``. A file
+    compose refuses to read gives nothing, and the reason is in ``unknown``."""
+    known = values or {}
+
+    def lookup(name: str) -> str | None:
+        if name not in known and unknown is not None and name not in unknown:
+            unknown.append(name)
+        return known.get(name)
+
+    try:
+        return [(e.name, e.value, e.line) for e in parse_dotenv("\n".join(lines), lookup)]
+    except (DotenvError, InvalidTemplate, MissingRequired) as exc:
+        if unknown is not None:
+            unknown.append(f"nothing: compose refuses the file ({exc})")
+        return []
 
 
 async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
@@ -219,10 +221,17 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
             if required:
                 notes.append(f"env_file {full} could not be read: its variables are unknown")
             continue
-        for key, value, n in parse_env_file(found):
+        outside: list[str] = []
+        for key, value, n in parse_env_file(found, dotenv, outside):
             ev = ctx.cite("file", f"{full}:{n}", found[n - 1].strip(), found[n - 1])
             env[key] = Setting(name=key, value=value, source=full, line=n, evidence=[ev],
                                origin="compose env_file")
+            if outside and "$" in found[n - 1]:
+                notes.append(f"{key} ({full}:{n}) may depend on {', '.join(outside)}, which "
+                             "the project's .env does not set: taken as unset in the shell "
+                             "that ran compose, which is not established")
+        if outside and outside[-1].startswith("nothing:"):
+            notes.append(f"env_file {full}: {outside[-1]}")
     raw = body.get("environment")
     for key, value in _env_map(raw).items():
         n = _env_line(raw, key, lines)
