@@ -17,8 +17,9 @@ build it, the workloads under it are not established, and that is said.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._yaml import load_yaml
 
@@ -26,13 +27,17 @@ if TYPE_CHECKING:
     from ..._catalog._recipe import RecipeContext
     from .._model import HostModel
 
-ROOTS = ("/etc", "/srv", "/opt", "/root", "/home")
+ROOTS = ("/etc", "/srv", "/opt")
+HOMES = ("/root", "/home/*")  # their hidden directories (caches, toolchains) are not walked
 # Kinds whose pod template runs containers (LeaderWorkerSet: multi-node inference), the
 # ConfigMaps they read, and List exports of them.
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
                   "Pod", "LeaderWorkerSet", "List", "ConfigMap")
 KIND_LINE = r"^\s*-?\s*[\"']?kind[\"']?:\s*[\"']?(" + "|".join(WORKLOAD_KINDS) + r")\b"
-KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# A kustomization's own top-level fields: one walk finds manifests and kustomizations alike.
+KUSTOMIZE_LINE = (r"^(resources|bases|components|patches|patchesStrategicMerge|namePrefix|"
+                  r"nameSuffix|configMapGenerator|secretGenerator|images|helmCharts)\s*:")
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml")
 
 
 @dataclass
@@ -44,33 +49,51 @@ class Found:
 
 async def find_manifests(ctx: RecipeContext, model: HostModel, extra: tuple[str, ...]
                          ) -> Found:
-    roots = (*ROOTS, *(d.rstrip("/") for d in extra))
+    places = [*ROOTS, *(d.rstrip("/") for d in extra), *await _home_dirs(ctx)]
     model.looked_in.append("Kubernetes manifests by content (YAML files declaring a workload "
-                           f"under {', '.join(roots)})")
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for root in roots:
-        # two walks per root: YAML files with a workload kind, and kustomizations
-        calls += [("grep", {"pattern": KIND_LINE, "path": f"{root}/**/*.y*ml",
-                            "max_matches": 1000}),
-                  ("glob", {"pattern": f"{root}/**/[kK]ustomization*", "max_results": 200})]
-    got = await ctx.tools(calls)
+                           f"under {', '.join((*ROOTS, *HOMES))}, not in hidden directories "
+                           "of home directories)")
+    got = await ctx.tools([("grep", {"pattern": f"{KIND_LINE}|{KUSTOMIZE_LINE}",
+                                     "path": f"{p}/**/*.y*ml" if not p.endswith("/*")
+                                     else f"{p}.y*ml", "max_matches": 1000})
+                           for p in places])
     found = Found()
     dirs: set[str] = set()
-    for n, root in enumerate(roots):
-        grep, listing = got[2 * n] or {}, got[2 * n + 1] or {}
-        found.files += [m["path"] for m in grep.get("matches", [])]
-        if grep.get("files_capped") or grep.get("capped") or listing.get("capped"):
+    for place, g in zip(places, got, strict=True):
+        g = g or {}
+        for m in g.get("matches", []):
+            name = m["path"].rsplit("/", 1)[-1]
+            if name in KUSTOMIZATIONS:
+                dirs.add(posixpath.dirname(m["path"]))
+            elif not re.match(KUSTOMIZE_LINE, m["text"]):
+                found.files.append(m["path"])
+        if g.get("files_capped") or g.get("capped"):
             model.problems.append(
-                f"Kubernetes manifests: {root} holds more than one search covers "
-                f"({grep.get('files_searched')} YAML files read): manifests past those were "
+                f"Kubernetes manifests: {place} holds more than one search covers "
+                f"({g.get('files_searched')} YAML files read): manifests past those were "
                 "not searched")
-        dirs |= {posixpath.dirname(p) for p in listing.get("paths", [])
-                 if p.rsplit("/", 1)[-1] in KUSTOMIZATIONS}
     found.files = sorted(set(found.files))
     found.kustomize_roots = await _roots(ctx, sorted(dirs))
     found.inside_kustomize = {f for f in found.files for d in dirs
-                              if f == d or f.startswith(d.rstrip("/") + "/")}
+                              if f.startswith(d.rstrip("/") + "/")}
     return found
+
+
+async def _home_dirs(ctx: RecipeContext) -> list[str]:
+    """Each home directory's own YAML files (``HOME/*``) and its visible subdirectories: the
+    hidden ones hold caches and toolchains (tens of thousands of directories), not
+    deployments."""
+    listing = await ctx.tool("glob", optional=True, pattern="/home/*")
+    homes = ["/root", *(listing or {}).get("paths", [])]
+    got = await ctx.tools([("list_dir", {"path": h}) for h in homes])
+    out: list[str] = []
+    for home, entries in zip(homes, got, strict=True):
+        if entries is None:
+            continue
+        out.append(f"{home}/*")
+        out += [f"{home}/{e['name']}" for e in entries.get("entries", [])
+                if e["type"] == "dir" and not e["name"].startswith(".")]
+    return out
 
 
 async def _roots(ctx: RecipeContext, dirs: list[str]) -> list[str]:
