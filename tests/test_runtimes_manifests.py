@@ -63,3 +63,15 @@ def test_a_root_past_the_budget_is_named(tmp_path: Path, monkeypatch: pytest.Mon
     out = investigate(Host.at(root), "Is NCCL tuned?", ["service-unit"])
     host = out.results["service-unit"].facts["host"].value
     assert any("/opt holds more than one search covers" in p for p in host["problems"])
+
+
+def test_a_helm_template_is_named_not_read(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    tpl = root / "srv/charts/llm/templates"
+    tpl.mkdir(parents=True)
+    (tpl / "deployment.yaml").write_text(
+        DEPLOYMENTS.replace('"4"', '"{{ .Values.tp }}"', 1))
+    out = investigate(Host.at(root), "Is NCCL tuned?", ["service-unit"])
+    host = out.results["service-unit"].facts["host"].value
+    assert host["servers"] == []
+    assert any("Helm chart template, not rendered" in p for p in host["problems"])

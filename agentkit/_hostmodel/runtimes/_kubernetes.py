@@ -78,6 +78,12 @@ async def _from_files(ctx: RecipeContext, model: HostModel
         if lines is None:
             model.problems.append(f"{path} could not be read")
             continue
+        if "/templates/" in path and any("{{" in ln for ln in lines):
+            # a Helm chart's template: what it deploys is `helm template`'s output, which is
+            # not run here (charts run template functions and lookups)
+            model.problems.append(f"{path} is a Helm chart template, not rendered here: the "
+                                  "workload it declares is not established")
+            continue
 
         def cite(n: int, path: str = path, lines: list[str] = lines) -> str:
             text = lines[n - 1] if 0 < n <= len(lines) else ""

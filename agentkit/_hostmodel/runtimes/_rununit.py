@@ -71,8 +71,9 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     for name, e in final.items():
         file, ev = evidence[id(e)]
         if e.value is None:
-            server.notes.append(f"-e {name} ({where}): unset where `{line.cli} run` runs, so "
-                                "the container does not get it (the image's value is removed)")
+            said = server.problems if name.startswith("NCCL_") else server.notes
+            said.append(f"-e {name} ({where}): {name} is not set in the unit's environment, "
+                        f"so the container does not get it (an image's value is removed)")
             continue
         origin = (f"{line.cli} --env-file" if file else f"{line.cli} run -e") + (
             f", from the unit's {name}" if "=" not in e.raw else "")
