@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING
 
-from .._model import HostModel, Server, Setting
+from .._model import NOT_TUNING, HostModel, Server, Setting
 from ._kubernetes import image_entrypoint
 from ._runline import EnvEntry, RunLine, env_flag, final_env, parse_env_file, run_line
 
@@ -132,10 +132,16 @@ def adopt(unit: Server, inspected: Server) -> None:
     otherwise, the difference is named (the line's takes effect when systemd starts it
     again)."""
     for name in sorted(set(unit.env) | set(inspected.env)):
-        if not name.startswith(("NCCL_", "CUDA_")):
+        if not name.startswith("NCCL_") or name in NOT_TUNING:
             continue
         said, now = unit.env.get(name), inspected.env.get(name)
         if said is not None and now is not None and said.value == now.value:
+            continue
+        if said is None and now is not None:
+            unit.problems.append(
+                f"{name}={now.value} is in the running container {inspected.name} but not on "
+                f"{unit.name}'s `{unit.runtime} run` line (the image sets it, or the line "
+                "changed since): it is in effect now")
             continue
         unit.problems.append(
             f"{name}: the running container {inspected.name} has "
