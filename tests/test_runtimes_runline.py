@@ -220,3 +220,20 @@ def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str,
     assert (body.get("Cmd") or []) == line.command
     want_ep = None if line.entrypoint is None else (line.entrypoint or [""])
     assert body.get("Entrypoint") == want_ep
+
+
+def test_compose_up_lines_name_their_files() -> None:
+    """`docker compose` reads -f files (relative to the working directory), else the first of
+    compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml in the project
+    directory (Compose reference, "docker compose" -f and --project-directory)."""
+    from agentkit._hostmodel.runtimes._runline import compose_files
+
+    assert compose_files(["/usr/bin/docker", "compose", "-f", "a.yml", "--file=/x/b.yml", "up",
+                          "-d"], "/srv/app") == ["/srv/app/a.yml", "/x/b.yml"]
+    assert compose_files(["docker-compose", "--project-directory", "/etc/llm", "up"], "/") == [
+        "/etc/llm/compose.yaml", "/etc/llm/compose.yml", "/etc/llm/docker-compose.yaml",
+        "/etc/llm/docker-compose.yml"]
+    assert compose_files(["docker", "compose", "-p", "x", "up"], "/opt/a")[0] == \
+        "/opt/a/compose.yaml"  # type: ignore[index]
+    assert compose_files(["docker", "compose", "down"], "/") is None
+    assert compose_files(["docker", "run", "img"], "/") is None

@@ -147,6 +147,8 @@ class HostModel:
     decision: str = ""
     looked_in: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Compose files a systemd unit runs (`docker compose up`): file -> the unit
+    compose_units: dict[str, str] = field(default_factory=dict)
 
     @property
     def ambiguous(self) -> bool:

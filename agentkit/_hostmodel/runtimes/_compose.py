@@ -43,7 +43,9 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
     dirs = (*_DIRS, *(d.rstrip("/") for d in manifest_dirs(ctx)))
     listings = await ctx.tools([("glob", {"pattern": f"{d}/{n}"}) for d in dirs
                                 for n in _NAMES])
-    files = sorted({p for got in listings for p in (got or {}).get("paths", [])
+    # and the files a systemd unit's `docker compose up` names, wherever they are
+    hinted = await ctx.tools([("glob", {"pattern": f}) for f in model.compose_units])
+    files = sorted({p for got in [*listings, *hinted] for p in (got or {}).get("paths", [])
                     if not any(p.endswith(o) for o in _OVERRIDES)})
     shown = {(s.compose_project, s.compose_service): s for s in model.servers
              if s.compose_project}
@@ -68,6 +70,12 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
                 await drift(ctx, path, lines, merged, running)
                 continue
             server = await _server(ctx, path, lines, project, svc, name, merged)
+            if server is not None and path in model.compose_units:
+                unit = model.compose_units[path]
+                server.notes.append(f"started by systemd unit {unit} (`docker compose up`)")
+                server.state.enabled = None
+                server.state.enabled_detail = (f"started at boot by {unit} if that unit is "
+                                               "enabled")
             if server is not None:
                 out.append(server)
     return out

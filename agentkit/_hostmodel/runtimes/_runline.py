@@ -243,3 +243,45 @@ def final_env(entries: list[EnvEntry]) -> dict[str, EnvEntry]:
         out.pop(e.name, None)
         out[e.name] = e
     return out
+
+
+COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+# `docker compose` options before the subcommand that take a value (Compose v2 reference)
+_COMPOSE_VALUE = frozenset({"-f", "--file", "-p", "--project-name", "--project-directory",
+                            "--env-file", "--profile", "--ansi", "--parallel", "--progress"})
+
+
+def compose_files(argv: list[str], workdir: str) -> list[str] | None:
+    """The Compose files ``docker compose … up`` (or ``docker-compose … up``) reads: the
+    ``-f`` files (relative to the working directory), else the first default name found in
+    ``--project-directory`` or the working directory (the caller checks which exists: every
+    candidate is returned, in Compose's order). None when ``argv`` is no ``compose up``."""
+    prog = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if prog in CLIS and argv[1:2] == ["compose"]:
+        rest = argv[2:]
+    elif prog == "docker-compose":
+        rest = argv[1:]
+    else:
+        return None
+    files: list[str] = []
+    project_dir = workdir
+    i = 0
+    while i < len(rest) and rest[i].startswith("-"):
+        name, eq, value = rest[i].partition("=")
+        if name not in _COMPOSE_VALUE:
+            i += 1
+            continue
+        if not eq:
+            value = rest[i + 1] if i + 1 < len(rest) else ""
+            i += 1
+        i += 1
+        if name in ("-f", "--file"):
+            files.append(value)
+        elif name == "--project-directory":
+            project_dir = value
+    if rest[i : i + 1] != ["up"]:
+        return None
+    base = project_dir if project_dir.startswith("/") else f"{workdir}/{project_dir}"
+    if files:
+        return [f if f.startswith("/") else f"{workdir.rstrip('/')}/{f}" for f in files]
+    return [f"{base.rstrip('/')}/{n}" for n in COMPOSE_NAMES]

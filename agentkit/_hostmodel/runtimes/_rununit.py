@@ -17,16 +17,31 @@ from typing import TYPE_CHECKING
 
 from .._model import NOT_TUNING, HostModel, Server, Setting
 from ._kubernetes import image_entrypoint
-from ._runline import EnvEntry, RunLine, env_flag, final_env, parse_env_file, run_line
+from ._runline import (
+    EnvEntry,
+    RunLine,
+    compose_files,
+    env_flag,
+    final_env,
+    parse_env_file,
+    run_line,
+)
 
 if TYPE_CHECKING:
     from ..._catalog._recipe import RecipeContext
 
 
-async def contain(ctx: RecipeContext, server: Server, model: HostModel) -> None:
+async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir: str = "/"
+                  ) -> None:
     """Turn a unit whose command is a run line into the container it starts (in place); a
     unit that runs anything else is left as it is. A line this reading does not understand
     is said on the host model (the unit then is no server this reading can describe)."""
+    workdir = workdir.lstrip("-") if workdir.lstrip("-").startswith("/") else "/"
+    files = compose_files(server.argv, workdir)
+    if files is not None:  # the unit runs a Compose project: its services are the servers
+        for f in files:
+            model.compose_units.setdefault(f, server.name)
+        return
     line = run_line(server.argv)
     if line is None:
         return
@@ -41,7 +56,6 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel) -> None:
     caller = {k: s.value for k, s in server.env.items()}
     unit_env = dict(server.env)
     entries: list[tuple[EnvEntry, str, str]] = []  # entry, file (or ""), its evidence
-    workdir = "/"  # a system unit's default WorkingDirectory=; the CLI opens paths from it
     for path in line.values("env-file"):
         full = posixpath.normpath(posixpath.join(workdir, path))
         lines = await ctx.read_lines(full, optional=True)

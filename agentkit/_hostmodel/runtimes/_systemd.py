@@ -158,7 +158,9 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                                       line=u["line"], evidence=[u["evidence_id"]],
                                       origin="UnsetEnvironment", comment=u["set_at"])
     server.log_argv = journal_argv(name)
-    await contain(ctx, server, model)  # ExecStart=docker run …: the engine is in a container
+    workdir = next((e["value"] for e in parsed.get("entries", [])
+                    if e["key"] == "Service.WorkingDirectory"), "/")
+    await contain(ctx, server, model, workdir)  # docker run / compose up: in a container
     return server if await follow_command(ctx, server) else None
 
 
