@@ -56,6 +56,10 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
     caller = {k: s.value for k, s in server.env.items()}
     unit_env = dict(server.env)
     entries: list[tuple[EnvEntry, str, str]] = []  # entry, file (or ""), its evidence
+    if line.flag("env-host"):  # podman: the CLI's whole environment, below the files
+        entries += [(EnvEntry(k, s.value, line=s.line, raw=f"{k}={s.value}"),
+                     f"host:{s.source}", s.evidence[0] if s.evidence else "")
+                    for k, s in unit_env.items()]
     for path in line.values("env-file"):
         full = posixpath.normpath(posixpath.join(workdir, path))
         lines = await ctx.read_lines(full, optional=True)
@@ -89,8 +93,11 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
             said.append(f"-e {name} ({where}): {name} is not set in the unit's environment, "
                         f"so the container does not get it (an image's value is removed)")
             continue
-        origin = (f"{line.cli} --env-file" if file else f"{line.cli} run -e") + (
-            f", from the unit's {name}" if "=" not in e.raw else "")
+        if file.startswith("host:"):
+            origin, file = f"{line.cli} --env-host (the unit's environment)", file[5:]
+        else:
+            origin = (f"{line.cli} --env-file" if file else f"{line.cli} run -e") + (
+                f", from the unit's {name}" if "=" not in e.raw else "")
         server.env[name] = Setting(name=name, value=e.value, source=file or server.argv_source,
                                    line=e.line if file else server.argv_line, evidence=[ev],
                                    origin=origin)
