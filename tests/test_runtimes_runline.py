@@ -151,7 +151,9 @@ def _case(draw: Any) -> dict[str, Any]:
     flags = draw(st.lists(st.tuples(st.sampled_from(["-e", "--env", "--env=", "-e="]),
                                     st.sampled_from(_NAMES), st.one_of(st.none(), _VALUES)),
                           max_size=4))
-    options = draw(st.lists(_OPTION, max_size=4))
+    # each option once: the CLI refuses some repeated (`--network host` twice), a check on
+    # options this reading does not model (the line's image, command and env are the point)
+    options = draw(st.lists(_OPTION, max_size=4, unique_by=lambda o: o[0].split("=")[0]))
     caller = draw(st.dictionaries(st.sampled_from(_NAMES), _VALUES, max_size=3))
     command = draw(st.lists(st.sampled_from(["serve", "/models/x", "--tp", "8", "-e", "A=1",
                                              "--env-file", "x y"]), max_size=5))
