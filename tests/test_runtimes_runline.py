@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -239,3 +240,31 @@ def test_compose_up_lines_name_their_files() -> None:
         "/opt/a/compose.yaml"  # type: ignore[index]
     assert compose_files(["docker", "compose", "down"], "/") is None
     assert compose_files(["docker", "run", "img"], "/") is None
+
+
+def test_units_running_containers(tmp_path: Path) -> None:
+    """A redis container is no server; a line with an option this reading does not know is
+    said, not guessed; a relative --env-file is opened from the unit's WorkingDirectory= (the
+    CLI's working directory)."""
+    from agentkit import Host
+
+    from .test_runtimes_live import investigate
+
+    units = tmp_path / "host/etc/systemd/system"
+    units.mkdir(parents=True)
+    (units / "redis.service").write_text(
+        "[Service]\nExecStart=/usr/bin/docker run --rm --name redis redis:7\n")
+    (units / "odd.service").write_text(
+        "[Service]\nExecStart=/usr/bin/docker run --frobnicate x " + IMAGE + " /m\n")
+    (units / "vllm.service").write_text(
+        "[Service]\nWorkingDirectory=/srv/llm\nExecStart=/usr/bin/docker run --rm "
+        "--env-file nccl.env " + IMAGE + " /models/m --tensor-parallel-size 2\n")
+    (tmp_path / "host/srv/llm").mkdir(parents=True)
+    (tmp_path / "host/srv/llm/nccl.env").write_text("NCCL_PROTO=LL\n")
+    out = investigate(Host.at(tmp_path / "host"), "Is NCCL tuned?", ["service-unit", "nccl-env"])
+    host = out.results["service-unit"].facts["host"].value
+    assert [s["name"] for s in host["servers"]] == ["vllm.service"]
+    assert any("odd.service" in p and "--frobnicate" in p for p in host["problems"])
+    rows = out.results["nccl-env"].facts["nccl_tuning"].value
+    assert {r["name"]: (r["value"], r["where"]) for r in rows} == {
+        "NCCL_PROTO": ("LL", "/srv/llm/nccl.env:1")}
