@@ -101,6 +101,12 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
         server.env[name] = Setting(name=name, value=e.value, source=file or server.argv_source,
                                    line=e.line if file else server.argv_line, evidence=[ev],
                                    origin=origin)
+        quoted = len(e.value) >= 2 and e.value[0] == e.value[-1] and e.value[0] in "'\""
+        if file and not file.startswith("host:") and quoted and name.startswith("NCCL_"):
+            server.problems.append(
+                f"{name}={e.value} ({file}:{e.line}): `{line.cli} run --env-file` keeps quotes "
+                f"(no shell parsing), so the process gets the quote characters too; write "
+                f"{name}={e.value[1:-1]}")
     for name, s in sorted(unit_env.items()):
         if name.startswith("NCCL_") and name not in server.env:
             server.problems.append(
