@@ -4,8 +4,8 @@ the tool schema and handler, the Anthropic backend, and the example programs."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

@@ -133,6 +133,10 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("nccl_running_differs", [d["text"] for d in server.drift],
              [e for d in server.drift for e in d["evidence"]])
     ctx.fact("unit_loaded_differs", server.loaded_differs, sorted(server.shown_evidence.values()))
+    # NCCL settings declared somewhere that do not reach the process (or differ from what the
+    # running one has): said with the reason the runtime gives, never dropped silently.
+    ctx.fact("nccl_pending", [p for p in server.problems if "NCCL_" in p],
+             ctx.facts["unit"].evidence)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])
     ctx.fact("nccl_sources", [*server.files, *([server.script] if server.script else []),

@@ -78,6 +78,7 @@ class Server:
     notes: list[str] = field(default_factory=list)  # conditions the reading depends on
     pid: int | None = None  # the running process, when one was found
     container_id: str = ""
+    container_name: str = ""  # a unit's `docker run --name`: the container it starts
     compose_project: str = ""  # a container Docker Compose started: its project and service
     compose_service: str = ""
     rootfs: str = ""  # where the host sees the container's own files (overlay MergedDir)
@@ -159,6 +160,8 @@ class HostModel:
     decision: str = ""
     looked_in: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Compose files a systemd unit runs (`docker compose up`): file -> the unit
+    compose_units: dict[str, str] = field(default_factory=dict)
 
     @property
     def ambiguous(self) -> bool:

@@ -24,6 +24,7 @@ from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_a
 from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
 from ._programs import Checked, Refused, check
 from ._redact import is_env_file, redact, redact_env_file, redact_file
+from ._rooted import on_snapshot, program_of
 from ._spawn import _STDERR_LIMIT, _run
 from ._systemd_quote import redact_systemctl
 from ._tool import ToolContext, ToolError, ToolOutput, tool
@@ -60,11 +61,10 @@ async def run_command(
     except Refused as exc:
         raise ToolError(f"refused: {exc}") from None
     if not ctx.host.is_live:
-        manifest = ctx.host.snapshot
-        if (manifest is not None and find_command(manifest, argv) is not None) or \
-                checked.argv[0] not in FILE_READERS or not checked.paths:
+        rooted = on_snapshot(ctx, argv, checked)
+        if rooted is None:
             return _captured(ctx, argv)
-        checked = _into_root(ctx, checked)  # a file reader runs on the snapshot's own files
+        checked = rooted
     else:
         checked = _resolved(ctx, _walked(ctx, checked))
     if checked.git_repo is not None:
@@ -90,7 +90,7 @@ async def run_command(
             if not ctx.host.is_live:  # by construction: nothing outside the snapshot's root
                 inside = (ctx.host.root.path, scratch, *ctx.host.trusted_bin_dirs)
                 reached = [p for p in reached if within_any(p, inside)]
-            needs = needs_of(checked.argv[0], reached, live=ctx.host.is_live)
+            needs = needs_of(program_of(checked), reached, live=ctx.host.is_live)
             boxed = functools.partial(wrap, env=env, needs=needs, live=ctx.host.is_live)
         out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
             _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit,
@@ -125,27 +125,6 @@ def _redacted_output(argv: list[str], out: str) -> str:
             # `git show <blob id>`: a file's content with no name to judge it by
             return redact_env_file(out)
     return redact(out)
-
-
-# Programs that only read the files they are given: on a snapshot they run on the snapshot's
-# files, so an investigation that reads with `cat` or `grep` works there as on the live host.
-FILE_READERS = frozenset({"cat", "head", "tail", "wc", "grep", "sha256sum", "md5sum"})
-
-
-def _into_root(ctx: ToolContext, checked: Checked) -> Checked:
-    """The same command with each path operand resolved inside the root (through the path
-    guard: links followed in-root, policy applied) and given as the real file's path.
-    Operands must be regular files, so a recursive flag has nothing to recurse into."""
-    mapped: dict[str, str] = {}
-    for operand in checked.paths:
-        host_path = operand if operand.startswith("/") else "/" + operand
-        try:
-            _, _, canonical = read_bytes(ctx.host.root, host_path, 0)
-        except PathRefused as exc:
-            raise ToolError(f"refused: {exc}") from None
-        mapped[operand] = os.path.join(ctx.host.root.path, canonical.lstrip("/"))
-    argv = [checked.argv[0], *(mapped.get(a, a) for a in checked.argv[1:])]
-    return Checked(argv, paths=[], env=checked.env, shown_as={v: k for k, v in mapped.items()})
 
 
 def _police(ctx: ToolContext, operand: str) -> str:
@@ -259,6 +238,7 @@ def _reached(checked: Checked, exe: str, scratch: str) -> list[str]:
             if os.path.exists(real) and not os.path.isdir(real):
                 reached.append(real)
     reached += [checked.env[n] for n in ("GIT_DIR", "GIT_WORK_TREE") if n in checked.env]
+    reached += list(checked.trees)
     if len(reached) > _MAX_BINDS:  # grep -r's file list: one mount of the tree it walked
         reached = [scratch, os.path.dirname(exe), os.path.commonpath(reached[2:])]
     return [p for p in dict.fromkeys(reached) if os.path.exists(p)]

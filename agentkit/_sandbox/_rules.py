@@ -48,6 +48,9 @@ class Checked:
     git_repo: str | None = None  # git only: the repository directory to vet and run in
     # real path -> host path, when operands were mapped into a snapshot root
     shown_as: dict[str, str] = field(default_factory=dict)
+    # directories the program reads below a directory operand (kustomize's overlays reach
+    # their bases through ``../``): mounted read-only in a snapshot's sandbox
+    trees: tuple[str, ...] = ()
 
 
 def _fs(*items: str) -> frozenset[str]:

@@ -4,7 +4,8 @@ listing and inspecting only.
 Global options that reach another daemon or cluster (``-H``/``--host``, ``--context``,
 ``--url``, ``--server``, ``--token``, ``--as``) are refused by not being listed; so are every
 subcommand that changes state, ``exec``/``run``/``cp`` (they run or copy), ``logs -f`` (never
-ends) and ``kubectl get secrets`` (credentials).
+ends) and ``kubectl get secrets`` (credentials). ``kubectl kustomize DIR`` builds manifests
+offline, with no options at all.
 """
 
 from __future__ import annotations
@@ -100,7 +101,22 @@ KUBECONFIGS = re.compile(r"/etc/kubernetes/admin\.conf|/root/\.kube/config|"
                          r"/home/[\w.-]+/\.kube/config|/etc/rancher/k3s/k3s\.yaml")
 
 
+def _kustomize(args: list[str]) -> Checked:
+    """``kubectl kustomize DIR`` and nothing more: what ``kubectl apply -k DIR`` would apply,
+    built offline. No flag is accepted, so none of kustomize's code-running features can be
+    switched on (``--enable-alpha-plugins``, ``--enable-exec``, ``--enable-helm``), nor its
+    load restrictor relaxed (``--load-restrictor``); it needs no kubeconfig, and gets no
+    network (needs_of): a remote base fails instead of being fetched."""
+    if len(args) != 1 or args[0].startswith("-") or not args[0].startswith("/"):
+        raise Refused("kubectl kustomize: exactly one absolute directory, no options")
+    return Checked(["kubectl", "kustomize", args[0]], paths=[args[0]],
+                   env={"KUBECACHEDIR": "/dev/null/kube-cache",
+                        "KUSTOMIZE_PLUGIN_HOME": "/dev/null/kustomize-plugins"})
+
+
 def kubectl(argv: list[str]) -> Checked:
+    if argv[:1] == ["kustomize"]:
+        return _kustomize(argv[1:])
     rest = argv
     while rest and rest[0].startswith("--kubeconfig="):  # a global option before the verb
         if not KUBECONFIGS.fullmatch(rest[0].split("=", 1)[1]):

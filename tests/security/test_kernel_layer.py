@@ -31,7 +31,7 @@ import anyio
 import pytest
 
 from agentkit import Host, Sandbox
-from agentkit._sandbox import _commands, _copies, _kernel, _spawn
+from agentkit._sandbox import _commands, _copies, _kernel, _rooted, _spawn
 from agentkit._sandbox._paths import Root
 from agentkit._sandbox._rules import Checked
 
@@ -73,7 +73,7 @@ def no_userspace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_commands, "check", lambda argv: Checked(
         list(argv), paths=[a for a in argv[1:] if a.startswith("/")]))
     monkeypatch.setattr(_commands, "_police", lambda ctx, operand: os.path.realpath(operand))
-    monkeypatch.setattr(_commands, "_into_root", lambda ctx, checked: Checked(
+    monkeypatch.setattr(_rooted, "_into_root", lambda ctx, checked: Checked(
         checked.argv, paths=checked.paths))
     monkeypatch.setattr(_commands, "_copied", lambda ctx, checked, scratch: checked)
     monkeypatch.setattr(_commands, "_no_secret_links", lambda checked: None)
@@ -206,7 +206,7 @@ SLICES = [
 @pytest.mark.parametrize("argv", SLICES, ids=[" ".join(a[:3]) for a in SLICES])
 def test_slicing_gets_no_secret_from_a_readable_file(tmp_path: Path, argv: list[str],
                                                      kernel: bool, root: str) -> None:
-    if root == "snapshot" and (argv[0] not in _commands.FILE_READERS or "{d}" in argv):
+    if root == "snapshot" and (argv[0] not in _rooted.FILE_READERS or "{d}" in argv):
         pytest.skip("on a snapshot only the plain file readers run, on regular files")
     unit = tmp_path / "etc" / "vllm.env"
     unit.parent.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from . import _compose, _containers, _kubernetes, _processes, _systemd
+from . import _compose, _containers, _kubernetes, _processes, _quadlet, _systemd
 
 if TYPE_CHECKING:
     from ..._sandbox._context import RecipeContext
@@ -18,4 +18,5 @@ class Runtime(Protocol):
 
 # Compose files after the containers they may describe; processes last: a process started
 # by a unit or container found before is attached to it.
-RUNTIMES: tuple[Runtime, ...] = (_systemd, _containers, _compose, _kubernetes, _processes)
+RUNTIMES: tuple[Runtime, ...] = (_systemd, _quadlet, _containers, _compose, _kubernetes,
+                                 _processes)

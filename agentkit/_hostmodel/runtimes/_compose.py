@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._command import follow_command
 from .._engines import engine_of
-from .._model import HostModel, Server, Setting
+from .._model import NOT_TUNING, HostModel, Server, Setting
 from .._state import State
+from ._dotenv import DotenvError, parse_dotenv
 from ._given import manifest_dirs
+from ._interp import InvalidTemplate, MissingRequired, substitute
 from ._kubernetes import image_entrypoint
 from ._yaml import load_yaml
 
@@ -33,7 +35,6 @@ _NAMES = ("compose.y*ml", "docker-compose.y*ml")
 _OVERRIDES = ("compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
               "docker-compose.override.yml")
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
-_INTERP = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
@@ -42,10 +43,13 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
     dirs = (*_DIRS, *(d.rstrip("/") for d in manifest_dirs(ctx)))
     listings = await ctx.tools([("glob", {"pattern": f"{d}/{n}"}) for d in dirs
                                 for n in _NAMES])
-    files = sorted({p for got in listings for p in (got or {}).get("paths", [])
+    # and the files a systemd unit's `docker compose up` names, wherever they are
+    hinted = await ctx.tools([("glob", {"pattern": f}) for f in model.compose_units])
+    files = sorted({p for got in [*listings, *hinted] for p in (got or {}).get("paths", [])
                     if not any(p.endswith(o) for o in _OVERRIDES)})
-    shown = {(s.compose_project, s.compose_service) for s in model.servers if s.compose_project}
-    names = {s.name for s in model.servers}
+    shown = {(s.compose_project, s.compose_service): s for s in model.servers
+             if s.compose_project}
+    names = {s.name: s for s in model.servers}
     out: list[Server] = []
     for path in files:
         lines = await ctx.read_lines(path, optional=True)
@@ -61,9 +65,17 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
                                 if not k.startswith("__") and isinstance(v, dict)):
             merged = _merge(body, (override or {}).get(svc))
             name = str(merged.get("container_name") or f"{project}-{svc}-1")
-            if (project, svc) in shown or name in names:
-                continue  # the container itself was inspected: it is the better witness
+            running = shown.get((project, svc)) or names.get(name)
+            if running is not None:  # the container itself was inspected: the authority
+                await drift(ctx, path, lines, merged, running)
+                continue
             server = await _server(ctx, path, lines, project, svc, name, merged)
+            if server is not None and path in model.compose_units:
+                unit = model.compose_units[path]
+                server.notes.append(f"started by systemd unit {unit} (`docker compose up`)")
+                server.state.enabled = None
+                server.state.enabled_detail = (f"started at boot by {unit} if that unit is "
+                                               "enabled")
             if server is not None:
                 out.append(server)
     return out
@@ -131,10 +143,11 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
         entry, why = image_entrypoint(image) if not _starts_engine(command) else ([], "")
         if why:
             notes.append(why)
+    server_problems = [n for n in notes if n.startswith("NCCL_")]
     line, ev = cite("command" if "command" in keys else "entrypoint")
     server = Server(name=name, path=path, files=[path], argv=[*entry, *command],
                     argv_source=path, argv_line=line, argv_evidence=[ev], env=env,
-                    runtime="compose", notes=notes)
+                    runtime="compose", notes=notes, problems=server_problems)
     server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
                         "was inspected, so whether it runs is not shown")
     restart = str(body.get("restart") or "no")
@@ -162,38 +175,43 @@ async def _dotenv(ctx: RecipeContext, base: str) -> dict[str, str]:
     return {k: v for k, v, _ in parse_env_file(lines or [])}
 
 
-def _interpolate(text: str, values: dict[str, str]) -> str:
-    """Compose's interpolation: ``${VAR:-d}`` gives d when VAR is unset or empty,
-    ``${VAR-d}`` only when it is unset; an unknown plain ``${VAR}`` stays as written."""
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(4)
-        default = m.group(3)
-        if default is not None:
-            if name not in values or (m.group(2) and values[name] == ""):
-                return default
-            return values[name]
-        return values.get(name, m.group(0))
-    return _INTERP.sub(sub, text)
+def _interpolate(text: str, values: dict[str, str], unknown: list[str] | None = None) -> str:
+    """Compose's interpolation (:mod:`._interp`) from the project's ``.env``. A name the
+    ``.env`` does not set may come from the shell that ran compose, which is not known here:
+    it is taken as unset (what compose does when that shell does not set it) and named in
+    ``unknown``. A template compose would refuse is kept as written, with the reason."""
+    def lookup(name: str) -> str | None:
+        if name not in values and unknown is not None and name not in unknown:
+            unknown.append(name)
+        return values.get(name)
+
+    try:
+        return substitute(text, lookup)
+    except (InvalidTemplate, MissingRequired) as exc:
+        if unknown is not None:
+            unknown.append(f"{text!r} ({exc})")
+        return text
 
 
-def parse_env_file(lines: list[str]) -> list[tuple[str, str, int]]:
-    """(name, value, line) of a Compose ``.env`` / ``env_file``: ``#`` lines are comments, an
-    unquoted value ends at `` #``, a quoted one at its closing quote, ``export`` is allowed."""
-    out = []
-    for n, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if value[:1] in ("'", '"'):
-            end = value.find(value[0], 1)
-            value = value[1:end] if end > 0 else value[1:]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
-            out.append((key, value, n))
-    return out
+def parse_env_file(lines: list[str], values: dict[str, str] | None = None,
+                   unknown: list[str] | None = None) -> list[tuple[str, str, int]]:
+    """(name, value, line) of a Compose ``.env`` / ``env_file`` (:mod:`._dotenv`), its
+    ``$VAR`` taken from ``values`` (the project's ``.env``) else from the names above it; a
+    name neither holds may be set by the shell that ran compose: named in ``unknown``. A file
+    compose refuses to read gives nothing, and the reason is in ``unknown``."""
+    known = values or {}
+
+    def lookup(name: str) -> str | None:
+        if name not in known and unknown is not None and name not in unknown:
+            unknown.append(name)
+        return known.get(name)
+
+    try:
+        return [(e.name, e.value, e.line) for e in parse_dotenv("\n".join(lines), lookup)]
+    except (DotenvError, InvalidTemplate, MissingRequired) as exc:
+        if unknown is not None:
+            unknown.append(f"nothing: compose refuses the file ({exc})")
+        return []
 
 
 async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
@@ -211,10 +229,17 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
             if required:
                 notes.append(f"env_file {full} could not be read: its variables are unknown")
             continue
-        for key, value, n in parse_env_file(found):
+        outside: list[str] = []
+        for key, value, n in parse_env_file(found, dotenv, outside):
             ev = ctx.cite("file", f"{full}:{n}", found[n - 1].strip(), found[n - 1])
             env[key] = Setting(name=key, value=value, source=full, line=n, evidence=[ev],
                                origin="compose env_file")
+            if outside and "$" in found[n - 1]:
+                notes.append(f"{key} ({full}:{n}) may depend on {', '.join(outside)}, which "
+                             "the project's .env does not set: taken as unset in the shell "
+                             "that ran compose, which is not established")
+        if outside and outside[-1].startswith("nothing:"):
+            notes.append(f"env_file {full}: {outside[-1]}")
     raw = body.get("environment")
     for key, value in _env_map(raw).items():
         n = _env_line(raw, key, lines)
@@ -224,8 +249,13 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
             notes.append(f"{key} takes its value from the shell that ran compose: unknown")
             env.pop(key, None)
             continue
-        env[key] = Setting(name=key, value=_interpolate(str(value), dotenv), source=path,
-                           line=n, evidence=[ev], origin="compose environment")
+        unknown: list[str] = []
+        env[key] = Setting(name=key, value=_interpolate(str(value), dotenv, unknown),
+                           source=path, line=n, evidence=[ev], origin="compose environment")
+        if unknown:
+            notes.append(f"{key} ({path}:{n}) depends on {', '.join(unknown)}, which the "
+                         "project's .env does not set: taken as unset in the shell that ran "
+                         "compose, which is not established")
     return env, notes
 
 
@@ -259,3 +289,31 @@ def _resources(server: Server, body: dict[str, Any], base: str) -> None:
         elif isinstance(v, dict) and v.get("type") == "bind" and v.get("source"):
             server.mounts[posixpath.normpath(posixpath.join(base, str(v["source"])))] = \
                 str(v.get("target"))
+
+
+async def drift(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
+                running: Server) -> None:
+    """A container Compose created before its file was edited keeps the environment it was
+    created with: ``docker compose up -d`` recreates it when the service's configuration
+    changed, nothing else does. NCCL tuning the file now declares and the container lacks
+    (or has otherwise), and tuning the container has that the file no longer declares, is
+    named on the running server."""
+    dotenv = await _dotenv(ctx, posixpath.dirname(path))
+    declared, _notes = await _environment(ctx, path, lines, body, dotenv)
+    for name in sorted(set(declared) | set(running.env)):
+        if not name.startswith("NCCL_") or name in NOT_TUNING:
+            continue
+        said, has = declared.get(name), running.env.get(name)
+        if said is not None and has is not None and said.value == has.value:
+            continue
+        if said is not None:
+            now = f"it has {has.value!r}" if has is not None else "it does not have it"
+            running.problems.append(
+                f"{name}={said.value} is declared in {said.where} but not in the running "
+                f"container {running.name} ({now}): the file was changed after the container "
+                "was created, and needs `docker compose up -d` (which recreates it) to apply")
+        elif has is not None:
+            running.problems.append(
+                f"{name}={has.value} is in the running container {running.name} but {path} no "
+                "longer declares it (unless the image sets it): the next `docker compose up "
+                "-d` recreates the container without it")

@@ -19,6 +19,7 @@ from .._command import follow_command
 from .._engines import engine_of
 from .._model import HostModel, Server, Setting
 from .._state import State
+from ._rununit import adopt
 
 if TYPE_CHECKING:
     from ..._sandbox._context import RecipeContext
@@ -72,7 +73,13 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
                 server = await _from_ps(ctx, cli, row, out)
                 if server is not None:
                     found.append(server)
-            servers += found
+            for server in found:
+                unit = next((s for s in model.servers if s.container_name == server.name
+                             and s.runtime == cli), None)
+                if unit is not None:  # a unit's `docker run` started it: one server
+                    adopt(unit, server)
+                else:
+                    servers.append(server)
     return servers
 
 

@@ -19,19 +19,15 @@ from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
 from ._given import manifest_dirs
+from ._k8senv import container_env, expand
+from ._manifests import find_manifests
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
     from ..._sandbox._context import RecipeContext
 
-# Where manifests are kept on a host, bounded so a live host is not walked end to end.
-MANIFEST_GLOBS = ("/etc/kubernetes/manifests/*.y*ml", "/opt/*/k8s/*.y*ml",
-                  "/opt/*/kubernetes/*.y*ml", "/opt/*/manifests/*.y*ml", "/opt/*/deploy/*.y*ml",
-                  "/srv/*/k8s/*.y*ml", "/srv/*/deploy/*.y*ml", "/root/*/k8s/*.y*ml")
 KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml", "/root/.kube/config")
-_WORKLOAD = r"^\s*kind:\s*[\"']?(Deployment|StatefulSet|DaemonSet|Job|CronJob|Pod|List)\b"
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
-_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
 
 
@@ -71,27 +67,22 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
 
 async def _from_files(ctx: RecipeContext, model: HostModel
                       ) -> list[tuple[dict[str, Any], Source]]:
-    model.looked_in.append("Kubernetes manifests (/etc/kubernetes/manifests, "
-                           "/opt/*/{k8s,kubernetes,manifests,deploy}, /srv/*/{k8s,deploy}, "
-                           "/root/*/k8s)")
-    given = [f"{d.rstrip('/')}/{p}" for d in manifest_dirs(ctx)
-             for p in ("*.y*ml", "*/*.y*ml")]
-    if given:
-        model.looked_in.append("the manifest directories given (" +
-                               ", ".join(manifest_dirs(ctx)) + ")")
-    listings = await ctx.tools([("glob", {"pattern": g}) for g in (*MANIFEST_GLOBS, *given)])
-    files = sorted({p for got in listings for p in (got or {}).get("paths", [])})
-    if not files:
-        return []
-    greps = await ctx.tools([("grep", {"pattern": _WORKLOAD + "|^\\s*kind:\\s*ConfigMap\\b",
-                                       "path": f, "max_matches": 50}) for f in files])
+    found = await find_manifests(ctx, model, manifest_dirs(ctx))
     out: list[tuple[dict[str, Any], Source]] = []
-    for path, hits in zip(files, greps, strict=True):
-        if not (hits or {}).get("matches"):
-            continue
+    for d in found.kustomize_roots:
+        out += await _kustomized(ctx, model, d)
+    for path in found.files:
+        if path in found.inside_kustomize:
+            continue  # kustomize's output stands for it
         lines = await ctx.read_lines(path, optional=True)
         if lines is None:
             model.problems.append(f"{path} could not be read")
+            continue
+        if "/templates/" in path and any("{{" in ln for ln in lines):
+            # a Helm chart's template: what it deploys is `helm template`'s output, which is
+            # not run here (charts run template functions and lookups)
+            model.problems.append(f"{path} is a Helm chart template, not rendered here: the "
+                                  "workload it declares is not established")
             continue
 
         def cite(n: int, path: str = path, lines: list[str] = lines) -> str:
@@ -100,6 +91,26 @@ async def _from_files(ctx: RecipeContext, model: HostModel
 
         out += [(o, Source(path, cite)) for o in load_documents("\n".join(lines))]
     return out
+
+
+async def _kustomized(ctx: RecipeContext, model: HostModel, d: str
+                      ) -> list[tuple[dict[str, Any], Source]]:
+    """The objects ``kubectl apply -k D`` would apply, from ``kubectl kustomize D``."""
+    argv = ["kubectl", "kustomize", d]
+    got = await ctx.tool("run_command", optional=True, argv=argv)
+    model.looked_in.append(f"`{' '.join(argv)}`")
+    if got is None or got["exit_code"] != 0:
+        why = (got["stderr"].strip()[:200] if got else "kubectl kustomize could not be run "
+               "here")
+        model.problems.append(f"{d} holds a kustomization whose output could not be built "
+                              f"({why}): the workloads it declares (after its patches, name "
+                              "prefixes and generated ConfigMaps) are not established")
+        return []
+
+    def cite(n: int, got: dict[str, Any] = got) -> str:
+        return ctx.cite_output_line(got, n) if n else str(got["evidence_id"])
+
+    return [(o, Source(f"kubectl kustomize {d}", cite)) for o in load_documents(got["stdout"])]
 
 
 async def _from_kubectl(ctx: RecipeContext, model: HostModel
@@ -168,6 +179,12 @@ def _pod_specs(obj: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
     if kind == "CronJob":
         spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
         return [((spec.get("template") or {}).get("spec") or {}, None)]
+    if kind == "LeaderWorkerSet":  # leaderworkerset.x-k8s.io: a leader pod and its workers
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        replicas = spec.get("replicas", 1)
+        return [((t.get("spec") or {}), replicas if isinstance(replicas, int) else None)
+                for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate"))
+                if isinstance(t, dict)]
     if kind in _TEMPLATE_KINDS:
         replicas = spec.get("replicas", 1) if kind in ("Deployment", "StatefulSet") else None
         return [((spec.get("template") or {}).get("spec") or {},
@@ -191,7 +208,8 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
         f":{c.get('name')}" if len(spec.get("containers") or []) > 1 else "")
     env, notes = _environment(c, ns, src, configmaps)
     values = {k: s.value for k, s in env.items()}
-    notes = list(notes)
+    unsure = [n for n in notes if "NCCL_" in n]  # an NCCL setting this reading cannot tell
+    notes = [n for n in notes if n not in unsure]
     if not command:
         command, why = image_entrypoint(image)
         if why:
@@ -203,6 +221,7 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
                     argv_source=src.name, argv_line=line, argv_evidence=[src.cite(line)],
                     env=env, runtime="kubernetes", notes=notes)
     server.notes.append(f"namespace {ns}")
+    server.problems += unsure
     limits = ((c.get("resources") or {}).get("limits") or {})
     if "nvidia.com/gpu" in limits:
         server.gpus = f"{limits['nvidia.com/gpu']} GPUs (nvidia.com/gpu limit)"
@@ -229,67 +248,33 @@ def image_entrypoint(image: str) -> tuple[list[str], str]:
 
 
 def _expand(text: str, values: dict[str, str]) -> str:
-    """Kubernetes' ``$(VAR)``: replaced when VAR is defined; ``$$`` is a literal ``$``."""
-    def sub(m: re.Match[str]) -> str:
-        if m.group(0) == "$$":
-            return "$"
-        return values.get(m.group(1), m.group(0))
-    return _REF.sub(sub, text)
+    """Kubernetes' ``$(VAR)`` in command and args, from the container's final environment."""
+    return expand(text, values.get)
 
 
 def _environment(c: dict[str, Any], ns: str, src: Source,
                  configmaps: dict[tuple[str, Any], tuple[dict[str, Any], Source]]
                  ) -> tuple[dict[str, Setting], list[str]]:
+    def data(name: str) -> dict[str, Any] | None:
+        found = configmaps.get((ns, name))
+        return None if found is None else (found[0].get("data") or {})
+
+    built = container_env(c, data)
     env: dict[str, Setting] = {}
-    notes: list[str] = []
-    for ref in c.get("envFrom") or []:
-        prefix = str(ref.get("prefix") or "")
-        if "configMapRef" in ref:
-            cm_name = (ref["configMapRef"] or {}).get("name")
-            found = configmaps.get((ns, cm_name))
-            if found is None:
-                notes.append(f"envFrom ConfigMap {cm_name} is not in the manifests read: its "
-                             "variables are unknown")
-                continue
-            cm, cm_src = found
-            data = cm.get("data") or {}
-            keys = data.get("__keys__", {})
-            for k, v in data.items():
-                if k.startswith("__") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", k):
-                    continue
-                env[prefix + k] = Setting(
-                    name=prefix + k, value=str(v), source=cm_src.name, line=keys.get(k, 0),
-                    evidence=[cm_src.cite(keys.get(k, 0))],
-                    origin=f"ConfigMap {cm_name} (envFrom)")
-        elif "secretRef" in ref:
-            notes.append(f"envFrom Secret {(ref['secretRef'] or {}).get('name')}: not read")
-    for e in c.get("env") or []:
-        if not isinstance(e, dict) or not e.get("name"):
+    entries = [e for e in c.get("env") or []]
+    for name, var in built.vars.items():
+        if var.kind == "env":
+            line = int((entries[var.index] or {}).get("__line__") or 0)
+            env[name] = Setting(name=name, value=var.value, source=src.name, line=line,
+                                evidence=[src.cite(line)], origin="container env")
             continue
-        name, line = str(e["name"]), int(e.get("__line__") or 0)
-        values = {k: s.value for k, s in env.items()}
-        if "value" in e:
-            env[name] = Setting(name=name, value=_expand(str(e["value"]), values),
-                                source=src.name, line=line, evidence=[src.cite(line)],
-                                origin="container env")
-            continue
-        vf = e.get("valueFrom") or {}
-        ref = vf.get("configMapKeyRef")
-        if isinstance(ref, dict):
-            found = configmaps.get((ns, ref.get("name")))
-            data = (found[0].get("data") or {}) if found else {}
-            key = str(ref.get("key"))
-            if found and key in data:
-                cm_line = data.get("__keys__", {}).get(key, 0)
-                env[name] = Setting(name=name, value=str(data[key]), source=found[1].name,
-                                    line=cm_line, evidence=[found[1].cite(cm_line)],
-                                    origin=f"ConfigMap {ref.get('name')} key {key}")
-            else:
-                notes.append(f"{name} comes from ConfigMap {ref.get('name')} key {key}, which "
-                             "the manifests read do not hold: its value is unknown")
-        elif "secretKeyRef" in vf:
-            notes.append(f"{name} comes from a Secret: not read")
-    return env, notes
+        cm, cm_src = configmaps[(ns, var.configmap)]
+        line = int(((cm.get("data") or {}).get("__keys__") or {}).get(var.key) or 0)
+        origin = (f"ConfigMap {var.configmap} (envFrom)" if var.kind == "envFrom" else
+                  f"ConfigMap {var.configmap} key {var.key}")
+        env[name] = Setting(name=name, value=var.value, source=cm_src.name, line=line,
+                            evidence=[cm_src.cite(line)], origin=origin)
+    return env, built.notes
 
 
 def _state(server: Server, obj: dict[str, Any], c: dict[str, Any], replicas: int | None,

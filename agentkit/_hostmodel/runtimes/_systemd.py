@@ -23,6 +23,7 @@ from .._state import (
     parse_list_unit_files,
     parse_list_units,
 )
+from ._rununit import contain
 
 if TYPE_CHECKING:
     from ..._sandbox._context import RecipeContext
@@ -33,7 +34,8 @@ UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/syste
 # a host has hundreds of units and parsing each was most of a live investigation's cost.
 # Python alone is no sign (hundreds of services run python -m something); an engine started by
 # python names its module (python -m vllm.entrypoints…, sglang.launch_server), which matches.
-_CANDIDATE = r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|\.sh\b|\bbash\b|\bsh\b|\benv\b)"
+_CANDIDATE = (r"^\s*ExecStart\s*=.*(vllm|sglang|trtllm|\.sh\b|\bbash\b|\bsh\b|\benv\b"
+              r"|\bdocker\b|\bpodman\b)")
 
 
 # The line that says why a process died: a Python exception or an error message.
@@ -171,6 +173,9 @@ async def _server(ctx: RecipeContext, name: str, path: str, instance: str | None
                                       line=u["line"], evidence=[u["evidence_id"]],
                                       origin="UnsetEnvironment", comment=u["set_at"])
     server.log_argv = journal_argv(name)
+    workdir = next((e["value"] for e in parsed.get("entries", [])
+                    if e["key"] == "Service.WorkingDirectory"), "/")
+    await contain(ctx, server, model, workdir)  # docker run / compose up: in a container
     return server if await follow_command(ctx, server) else None
 
 

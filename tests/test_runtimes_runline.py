@@ -1,0 +1,270 @@
+"""``docker run`` lines (a systemd unit's ExecStart= runs one, most often) read as the Docker
+CLI reads them, proved against the real CLI.
+
+The oracle is the installed ``docker`` client talking to a fake daemon on a Unix socket: the
+CLI parses the line, reads the env files and sends ``POST /containers/create`` with the image,
+the command, the entrypoint and ``Env`` exactly as it would to a real daemon; the fake daemon
+records the body and refuses, so nothing runs. Without a ``docker`` client the differential
+test skips (said so); the vectors below, written from Docker's reference ("docker container
+run": --env, --env-file; docker/cli pkg/kvfile), still run.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socketserver
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentkit._hostmodel.runtimes._runline import (
+    env_flag,
+    final_env,
+    parse_env_file,
+    run_line,
+)
+
+DOCKER = shutil.which("docker")
+IMAGE = "vllm/vllm-openai:v0.11.0"
+
+
+# -- vectors (Docker's documented rules; no CLI needed) -------------------------------------
+
+def test_env_file_lines_are_taken_verbatim() -> None:
+    text = "# NCCL for the container\n  NCCL_PROTO=LL \nQ='quoted'\nH=a # not a comment\n" \
+           "E=\nFROM_CALLER\nUNSET_HERE\n"
+    got, err = parse_env_file(text, {"FROM_CALLER": "v"})
+    assert err == ""
+    assert [(e.name, e.value) for e in got] == [
+        ("NCCL_PROTO", "LL "), ("Q", "'quoted'"), ("H", "a # not a comment"), ("E", ""),
+        ("FROM_CALLER", "v")]
+
+
+def test_env_file_name_with_space_is_an_error() -> None:
+    assert parse_env_file("NCCL_PROTO =LL\n", {})[1] == \
+        "variable 'NCCL_PROTO ' contains whitespaces"
+    assert parse_env_file("=x\n", {})[1].startswith("no variable name")
+
+
+def test_e_flag_wins_over_env_file_and_bare_name_removes() -> None:
+    entries, _ = parse_env_file("NCCL_PROTO=Simple\nNCCL_ALGO=Ring\n", {})
+    entries += [env_flag("NCCL_PROTO=LL", {}), env_flag("NCCL_ALGO", {})]
+    env = final_env(entries)
+    assert env["NCCL_PROTO"].value == "LL"
+    assert env["NCCL_ALGO"].value is None  # sent bare: the daemon drops it from the image ENV
+
+
+def test_run_line_options_image_command() -> None:
+    line = run_line(["/usr/bin/docker", "run", "--rm", "-it", "--name", "vllm", "-eA=1",
+                     "--gpus=all", "-v", "/m:/models:ro", IMAGE, "--model", "/models/x",
+                     "-e", "not-an-option-here"])
+    assert line is not None and not line.problem
+    assert line.image == IMAGE
+    assert line.command == ["--model", "/models/x", "-e", "not-an-option-here"]
+    assert line.values("env") == ["A=1"] and line.last("name") == "vllm"
+    assert run_line(["docker", "ps"]) is None and run_line(["vllm", "serve"]) is None
+    assert run_line(["docker", "run", "--frobnicate", IMAGE]).problem  # type: ignore[union-attr]
+
+
+# -- the real CLI as oracle ---------------------------------------------------------------
+
+class _Daemon(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def address_string(self) -> str:
+        return "unix"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, code: int, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Api-Version", "1.43")
+        self.send_header("Ostype", "linux")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_HEAD(self) -> None:
+        self._send(200, b"")
+
+    def do_GET(self) -> None:
+        self._send(200, b"OK" if "_ping" in self.path else b"{}")
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/containers/create" in self.path:
+            self.server.created.append(json.loads(body))  # type: ignore[attr-defined]
+        self._send(500, b'{"message": "recorded by the test oracle"}')
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    created: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[tuple[str, _Server]]:
+    if DOCKER is None:
+        pytest.skip("no docker client installed: the CLI oracle cannot run (vectors above ran)")
+    scratch = tempfile.mkdtemp(prefix="runline-")
+    server = _Server(f"{scratch}/docker.sock", _Daemon)
+    server.created = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield scratch, server
+    server.shutdown()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+_NAMES = ["A", "NCCL_PROTO", "NCCL_P2P_LEVEL", "lower.dot", "N-dash"]
+_VALUES = st.sampled_from(["LL", "", " spaced ", "'q'", '"dq"', "a#b", "x # c", "$HOME",
+                           "a=b", "LL128\\", "é"])
+_ENV_LINE = st.one_of(
+    st.builds(lambda n, v, lead: f"{lead}{n}={v}", st.sampled_from(_NAMES), _VALUES,
+              st.sampled_from(["", "  ", "\t"])),
+    st.builds(lambda n, lead: f"{lead}{n}", st.sampled_from(_NAMES), st.sampled_from(["", " "])),
+    st.sampled_from(["# comment", "   # indented", "", "   ", "NAME =bad", "=novar",
+                     "export A=1", "A B=1"]),
+)
+_OPTION = st.sampled_from([["-d"], ["-i"], ["--rm"], ["-di"], ["--name", "vllm"],
+                           ["--name=x2"], ["--ipc=host"], ["--shm-size", "1g"],
+                           ["-v", "/data:/models:ro"], ["--volume=/a:/b"], ["--gpus", "all"],
+                           ["--network", "host"], ["-p", "8000:8000"], ["-w", "/w"],
+                           ["--entrypoint", "python3"], ["--entrypoint="], ["-u", "1000"],
+                           ["--restart=no"], ["--init"], ["--privileged"]])
+
+
+@st.composite
+def _case(draw: Any) -> dict[str, Any]:
+    files = draw(st.lists(st.lists(_ENV_LINE, max_size=6), max_size=2))
+    crlf = draw(st.booleans())
+    flags = draw(st.lists(st.tuples(st.sampled_from(["-e", "--env", "--env=", "-e="]),
+                                    st.sampled_from(_NAMES), st.one_of(st.none(), _VALUES)),
+                          max_size=4))
+    # each option once: the CLI refuses some repeated (`--network host` twice), a check on
+    # options this reading does not model (the line's image, command and env are the point)
+    options = draw(st.lists(_OPTION, max_size=4, unique_by=lambda o: o[0].split("=")[0]))
+    caller = draw(st.dictionaries(st.sampled_from(_NAMES), _VALUES, max_size=3))
+    command = draw(st.lists(st.sampled_from(["serve", "/models/x", "--tp", "8", "-e", "A=1",
+                                             "--env-file", "x y"]), max_size=5))
+    return {"files": files, "crlf": crlf, "flags": flags, "options": options,
+            "caller": caller, "command": command}
+
+
+def _flag_words(kind: str, name: str, value: str | None) -> list[str]:
+    text = name if value is None else f"{name}={value}"
+    if kind.endswith("="):
+        return [f"{kind[:-1]}{text}"] if kind == "-e=" else [f"--env={text}"]
+    return [kind, text]
+
+
+@settings(max_examples=1000, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=_case())
+def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
+    scratch, server = daemon
+    argv = ["docker", "run"]
+    texts = []
+    for n, lines in enumerate(case["files"]):
+        text = ("\r\n" if case["crlf"] else "\n").join(lines) + ("\n" if lines else "")
+        path = f"{scratch}/f{n}.env"
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        texts.append(text)
+        argv += ["--env-file", path]
+    for kind, name, value in case["flags"]:
+        argv += _flag_words(kind, name, value)
+    for opt in case["options"]:
+        argv += opt
+    argv += [IMAGE, *case["command"]]
+    server.created.clear()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+           "DOCKER_HOST": f"unix://{scratch}/docker.sock", "DOCKER_CLI_HINTS": "false",
+           **case["caller"]}
+    done = subprocess.run([DOCKER or "docker", *argv[1:]], env=env, capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    # ours
+    line = run_line(argv)
+    assert line is not None and not line.problem, line
+    entries, error = [], ""
+    for text in texts:
+        got, error = parse_env_file(text, case["caller"])
+        if error:
+            break
+        entries += got
+    if not error:
+        entries += [env_flag(v, case["caller"]) for v in line.values("env")]
+    if error:
+        assert not server.created, (argv, done.stderr)
+        assert "contains whitespaces" in done.stderr or "no variable name" in done.stderr
+        return
+    assert server.created, (argv, done.stderr)
+    body = server.created[0]
+    sent = body.get("Env") or []
+    from_files = [e.name if e.value is None else f"{e.name}={e.value}" for e in entries
+                  if e.line]
+    # The CLI sends the env-file lines first, in order; the -e values go through a map
+    # (run.go: ConvertKVStringsToMapWithNil), so their order is Go's map order, one per name.
+    assert sent[: len(from_files)] == from_files, (argv, texts)
+    theirs = {k: (v if eq else None) for k, eq, v in (x.partition("=") for x in sent)}
+    assert theirs == {k: e.value for k, e in final_env(entries).items()}, (argv, texts)
+    assert body["Image"] == line.image
+    assert (body.get("Cmd") or []) == line.command
+    want_ep = None if line.entrypoint is None else (line.entrypoint or [""])
+    assert body.get("Entrypoint") == want_ep
+
+
+def test_compose_up_lines_name_their_files() -> None:
+    """`docker compose` reads -f files (relative to the working directory), else the first of
+    compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml in the project
+    directory (Compose reference, "docker compose" -f and --project-directory)."""
+    from agentkit._hostmodel.runtimes._runline import compose_files
+
+    assert compose_files(["/usr/bin/docker", "compose", "-f", "a.yml", "--file=/x/b.yml", "up",
+                          "-d"], "/srv/app") == ["/srv/app/a.yml", "/x/b.yml"]
+    assert compose_files(["docker-compose", "--project-directory", "/etc/llm", "up"], "/") == [
+        "/etc/llm/compose.yaml", "/etc/llm/compose.yml", "/etc/llm/docker-compose.yaml",
+        "/etc/llm/docker-compose.yml"]
+    assert compose_files(["docker", "compose", "-p", "x", "up"], "/opt/a")[0] == \
+        "/opt/a/compose.yaml"  # type: ignore[index]
+    assert compose_files(["docker", "compose", "down"], "/") is None
+    assert compose_files(["docker", "run", "img"], "/") is None
+
+
+def test_units_running_containers(tmp_path: Path) -> None:
+    """A redis container is no server; a line with an option this reading does not know is
+    said, not guessed; a relative --env-file is opened from the unit's WorkingDirectory= (the
+    CLI's working directory)."""
+    from agentkit import Host
+
+    from .test_runtimes_live import investigate
+
+    units = tmp_path / "host/etc/systemd/system"
+    units.mkdir(parents=True)
+    (units / "redis.service").write_text(
+        "[Service]\nExecStart=/usr/bin/docker run --rm --name redis redis:7\n")
+    (units / "odd.service").write_text(
+        "[Service]\nExecStart=/usr/bin/docker run --frobnicate x " + IMAGE + " /m\n")
+    (units / "vllm.service").write_text(
+        "[Service]\nWorkingDirectory=/srv/llm\nExecStart=/usr/bin/docker run --rm "
+        "--env-file nccl.env " + IMAGE + " /models/m --tensor-parallel-size 2\n")
+    (tmp_path / "host/srv/llm").mkdir(parents=True)
+    (tmp_path / "host/srv/llm/nccl.env").write_text("NCCL_PROTO=LL\n")
+    out = investigate(Host.at(tmp_path / "host"), "Is NCCL tuned?", ["service-unit", "nccl-env"])
+    host = out.results["service-unit"].facts["host"].value
+    assert [s["name"] for s in host["servers"]] == ["vllm.service"]
+    assert any("odd.service" in p and "--frobnicate" in p for p in host["problems"])
+    rows = out.results["nccl-env"].facts["nccl_tuning"].value
+    assert {r["name"]: (r["value"], r["where"]) for r in rows} == {
+        "NCCL_PROTO": ("LL", "/srv/llm/nccl.env:1")}
