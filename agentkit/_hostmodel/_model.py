@@ -54,6 +54,12 @@ class Server:
     user: str = "root"
     problems: list[str] = field(default_factory=list)
     removed: dict[str, Setting] = field(default_factory=dict)
+    # names whose value the reading cannot establish → "file:line: why" (a start script's
+    # condition, $(…), …); env_open: where any other name may change too (eval, unreadable)
+    unknown_env: dict[str, str] = field(default_factory=dict)
+    env_open: str = ""
+    # NCCL variables a start script sets without exporting: they never reach the engine
+    shell_only: dict[str, Setting] = field(default_factory=dict)
     script: str | None = None
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
