@@ -3,6 +3,7 @@ the template synthesizer (agentkit's no-LLM mode)."""
 
 from . import (  # noqa: F401  (register functions)
     _fn_allreduce,
+    _fn_elsewhere,
     _fn_gpu,
     _fn_models,
     _fn_service,

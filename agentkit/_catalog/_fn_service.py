@@ -117,6 +117,14 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
+    unknown = [{"name": k, "where": v.where, "why": v.origin,
+                "evidence_id": v.evidence[0] if v.evidence else ""}
+               for k, v in sorted(server.unknown_env.items()) if k.startswith("NCCL_")]
+    if server.env_open is not None:  # eval of computed text, an unreadable file, …
+        o = server.env_open
+        unknown.append({"name": "any other NCCL_* variable", "where": o.where, "why": o.origin,
+                        "evidence_id": o.evidence[0] if o.evidence else ""})
+    ctx.fact("nccl_unknown", unknown, [u["evidence_id"] for u in unknown if u["evidence_id"]])
     _not_carried(ctx, server)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])

@@ -62,14 +62,15 @@ def _apply(ctx: RecipeContext, server: Server, reading: Reading, launch: Launch,
         server.problems.append(f"the engine command at {launch.at} is not established: "
                                f"{launch.why}")
     if not launch.env_known:
-        server.env_open = f"{launch.at}: {launch.why}"
+        server.env_open = _setting(ctx, "*", Var(None, at=launch.at), files, launch.why)
     elif launch.wild is not None:
-        server.env_open = f"{launch.wild}: {launch.wild_why}"
+        server.env_open = _setting(ctx, "*", Var(None, at=launch.wild), files, launch.wild_why)
     env: dict[str, Setting] = {}
     for name, var in launch.env.items():
         old = server.env.get(name)
         if not var.settled:
-            server.unknown_env[name] = f"{var.at}: {var.why}" if var.at else var.why
+            server.unknown_env[name] = _setting(ctx, name, var, files, var.why or
+                                                "its export is not established")
         elif var.at is None and old is not None and old.value == var.value:
             env[name] = old
         else:
@@ -101,6 +102,8 @@ def _line(files: dict[str, str | None], at: Where) -> str:
 
 def _setting(ctx: RecipeContext, name: str, var: Var, files: dict[str, str | None],
              origin: str) -> Setting:
+    """A setting the script makes, cited at its line. For one not established, ``origin``
+    says why."""
     at = var.at or Where("", 0)
     raw = _line(files, at) or at.text
     ev = ctx.cite("file", str(at), raw.strip(), raw) if at.path else ""

@@ -54,10 +54,11 @@ class Server:
     user: str = "root"
     problems: list[str] = field(default_factory=list)
     removed: dict[str, Setting] = field(default_factory=dict)
-    # names whose value the reading cannot establish → "file:line: why" (a start script's
-    # condition, $(…), …); env_open: where any other name may change too (eval, unreadable)
-    unknown_env: dict[str, str] = field(default_factory=dict)
-    env_open: str = ""
+    # names whose value the reading cannot establish (a start script's condition, $(…), …),
+    # each at its line with the reason as origin; env_open: where any other name may change
+    # too (eval of computed text, an unreadable sourced file, a launch under a condition)
+    unknown_env: dict[str, Setting] = field(default_factory=dict)
+    env_open: Setting | None = None
     # NCCL variables a start script sets without exporting: they never reach the engine
     shell_only: dict[str, Setting] = field(default_factory=dict)
     script: str | None = None
