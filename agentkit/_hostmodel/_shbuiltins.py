@@ -13,10 +13,11 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from ._shell import Expander, Maybe, NoUnset, State, Undecided, Var, Where
+from ._shexec import Abort, Exit, Launched, Return, _env_program, _shell_of, external
 from ._shparse import ASSIGN, Node, Simple
 
 if TYPE_CHECKING:
-    from ._wrapper import Launch, Reader
+    from ._wrapper import Reader
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECLARE = {"export", "declare", "typeset", "local", "readonly"}
@@ -31,24 +32,6 @@ _WRAPPERS = {"nohup", "nice", "ionice", "numactl", "taskset", "stdbuf", "setsid"
              "time", "timeout"}
 
 
-class Launched(Exception):
-    def __init__(self, launch: Launch) -> None:
-        super().__init__("launched")
-        self.launch = launch
-
-
-class Exit(Exception):
-    pass
-
-
-class Return(Exception):
-    pass
-
-
-class Abort(Exception):
-    pass
-
-
 def assign(st: State, name: str, value: str | Undecided, at: Where, *, export: bool = False,
            readonly: bool = False, local: bool = False, append: bool = False) -> bool:
     """An assignment as bash makes it; False when the variable is readonly (an error).
@@ -57,15 +40,20 @@ def assign(st: State, name: str, value: str | Undecided, at: Where, *, export: b
     old = st.scopes[-1].get(name) if local else st.get(name)
     if old is not None and old.readonly and old.known:
         return False
+    if old is not None and old.maybe_local and not local and len(st.scopes) > 1:
+        st.scopes[0][name] = Var(None, known=False, xknown=False, at=at,
+                                 why="a function assigns it where it is local only in some runs")
     if local and old is None:  # a local takes the export attribute of what it shadows
         old = st.get(name)
+        if old is not None and old.readonly and old.known:
+            return False  # bash refuses a local that shadows a readonly variable
         old = Var(None, exported=old.exported, xknown=old.xknown) if old else None
     sure = export or st.allexport is True
     exported = sure or bool(old and old.exported)
     xknown = sure or ((old is None or old.xknown) and (st.allexport is not None or exported))
     if isinstance(value, Undecided):
         var = Var(None, exported=exported, xknown=xknown, readonly=readonly, known=False, at=at,
-                  why=value.why, sure_set=True)
+                  why=value.why, sure_set=True, filled=value.filled)
     elif append and old is not None and not old.known and not old.blank:
         var = Var(None, exported=exported, xknown=xknown, known=False, at=at, why=old.why)
     else:
@@ -76,6 +64,13 @@ def assign(st: State, name: str, value: str | Undecided, at: Where, *, export: b
                   )
     st.put(name, var, local=local)
     return True
+
+
+def _has_literal(text: str) -> bool:
+    """Whether a value has a character of its own outside every expansion (then it is not
+    empty, whatever the expansions give)."""
+    text = re.sub(r"\$\([^()]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_0-9@*#?$!-]\w*|[\"']", "", text)
+    return bool(text)
 
 
 def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
@@ -108,6 +103,7 @@ def _assignments(reader: Reader, st: State, node: Simple, ex: Expander, at: Wher
             value = ex.value(m.group(3))
         except Undecided as e:
             value, status = e, None
+            e.filled = _has_literal(m.group(3))
         if not assign(st, name, value, at, append=m.group(2) == "+="):
             raise Abort()
     return status
@@ -134,9 +130,11 @@ def _prefix(st: State, node: Simple, ex: Expander, at: Where) -> dict[str, Var]:
         assert m is not None
         old = st.get(m.group(1))
         if old is not None and old.readonly and old.known:
+            if st.errexit:  # an assignment error: under set -e bash exits, || or not
+                raise Exit()
             continue  # bash says "readonly variable" and runs the command without it
         try:
-            out[m.group(1)] = Var(ex.value(m.group(3)), exported=True, at=at)
+            out[m.group(1)] = Var(ex.value(m.group(3)), exported=True, at=at, temp=True)
         except Undecided as e:
             out[m.group(1)] = Var(None, exported=True, known=False, at=at, why=e.why)
     return out
@@ -201,6 +199,9 @@ def dispatch(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var],
         return handler(reader, st, argv, prefix, at)
     if name in _READERS or (name == "printf" and "-v" in argv):
         return _readers(reader, st, argv, at)
+    if name == "shopt" and "-s" in argv and "expand_aliases" in argv:
+        reader.wild(st, at, "shopt -s expand_aliases: aliases are not followed")
+        return 0
     if name in ("true", ":"):
         return 0
     if name == "false":
@@ -225,6 +226,8 @@ def _call(reader: Reader, st: State, name: str, args: list[str], prefix: dict[st
 def _call_body(reader: Reader, st: State, body: object | None, name: str, args: list[str],
                prefix: dict[str, Var], at: Where) -> int | None:
     if body is None and isinstance(st.funcs.get(name), Maybe):
+        if st.errexit:  # "command not found" ends a set -e script
+            raise Exit()
         return 127  # not defined in this outcome: "command not found"
     if body is None:
         reader.wild(st, at, f"the function {name}, whose definition is not established")
@@ -240,7 +243,10 @@ def _call_body(reader: Reader, st: State, body: object | None, name: str, args: 
         temp = st.scopes[-2]
         del st.scopes[-2:]
         for k, v in temp.items():  # NAME=V f, and f exports NAME: bash keeps it after f
-            if v.propagate:
+            if v.propagate and v.maybe_propagate:
+                st.put(k, Var(None, known=False, xknown=False, at=at,
+                              why=f"{name} exports it (given as {k}=…) only in some runs"))
+            elif v.propagate:
                 st.put(k, replace(v, propagate=False))
         st.args = saved
 
@@ -304,12 +310,12 @@ def _declare_one(st: State, word: str, ex: Expander, at: Where, export: bool | N
             st.scopes[-1][word] = Var(None, exported=bool(export), placeholder=True, at=at)
             return 0
         old = old or Var(None)
-        st.put(word, Var(old.value, exported=old.exported if export is None else export,
-                         xknown=old.xknown or export is not None,
-                         readonly=old.readonly or readonly, known=old.known,
-                         at=old.at or (at if old.value is None else None), why=old.why,
-                         inherited=old.inherited, offenv=old.offenv and export is None,
-                         propagate=export is True or old.propagate), local=local)
+        st.put(word, replace(old, exported=old.exported if export is None else export,
+                             xknown=old.xknown or export is not None,
+                             readonly=old.readonly or readonly,
+                             at=old.at or (at if old.value is None else None),
+                             offenv=old.offenv and export is None,
+                             propagate=export is True or old.propagate), local=local)
         return 0
     name, op = m.group(1), m.group(2)
     value: str | Undecided
@@ -317,12 +323,18 @@ def _declare_one(st: State, word: str, ex: Expander, at: Where, export: bool | N
         value = m.group(3) if literal else ex.value(m.group(3))
     except Undecided as e:
         value = e
+        e.filled = _has_literal(m.group(3))
+    if local and cmd != "local" and name not in st.scopes[-1] and len(st.scopes) > 2 and \
+            name in st.scopes[-2]:
+        local = False  # declare NAME=V in f, called as NAME=W f: it changes that one
     if not assign(st, name, value, at, export=export is True, readonly=readonly, local=local,
                   append=op == "+="):
         if cmd == "export":  # the value stays, the export attribute is still given
+            if st.errexit:  # export's assignment error ends the script under set -e
+                raise Exit()
             _declare_one(st, name, ex, at, export, False, local)
         return 1
-    if cmd == "export":
+    if export is True:  # exported: a NAME=V f variable stays after f (bash propagates it)
         st.put(name, replace(st.get(name) or Var(None), propagate=True))
     if export is False:
         var = st.get(name)
@@ -478,99 +490,10 @@ def _readers(reader: Reader, st: State, argv: list[str], at: Where) -> int | Non
         old = st.get(n)
         if not (old and old.readonly and old.known):
             assign(st, n, Undecided(f"{argv[0]}, which reads its value at run time"), at)
+        elif st.errexit:  # read into a readonly variable: bash exits under set -e
+            raise Exit()
     return None
 
 
 _BUILTINS = {"unset": _unset, "set": _set, "shift": _shift, "source": _source, ".": _source,
              "eval": _eval, "exec": _exec, "return": _control, "exit": _control}
-
-
-# ---- programs -------------------------------------------------------------------------------
-
-
-def _shell_of(argv: list[str]) -> bool:
-    return bool(argv) and argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "dash")
-
-
-def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at: Where,
-             exec_: bool, clear: bool = False) -> int | None:
-    """A program started with ``env``: the engine (the reading ends), ``env`` itself, a child
-    shell or script (followed), or anything else (it cannot change this shell)."""
-    from ._wrapper import Launch
-
-    argv, env, why = _env_program(argv, env, at)
-    if why:
-        reader.out.problems.append(f"{at}: {why}")
-    if reader.is_engine(argv):
-        shell = {k: v for k, v in st.visible().items()
-                 if v.settled and not v.exported and v.value is not None}
-        raise Launched(Launch(argv, env, at, shell_vars=shell, probe=argv, wild=st.wild,
-                              wild_why=st.wild_why))
-    child = _child(reader, argv, at)
-    if child is not None:
-        text, path, args, script, opts = child
-        from ._wrapper import run_child
-
-        return run_child(reader, env, text, path, args, script, opts, at, st.wild,
-                         st.wild_why)
-    elif argv[0].endswith(".sh") or _shell_of(argv):
-        reader.out.problems.append(f"{at}: runs {' '.join(argv[:2])}, which could not be read")
-    return None
-
-
-def _env_program(argv: list[str], env: dict[str, Var], at: Where
-                 ) -> tuple[list[str], dict[str, Var], str]:
-    """``env [-i] [-u NAME] [NAME=VALUE]… CMD``, and wrappers such as ``nohup``."""
-    from ._wrapper import strip_env
-
-    while argv and argv[0].rsplit("/", 1)[-1] == "env":
-        rest, pairs, clear = strip_env(argv)
-        if rest is argv:
-            return argv, env, "an env option this reading does not model"
-        env = {} if clear else dict(env)
-        for k, v in pairs:
-            if v == "\0":
-                env.pop(k, None)
-            else:
-                env[k] = Var(v, exported=True, at=at)
-        argv = rest
-    return argv, env, ""
-
-
-def _child(reader: Reader, argv: list[str], at: Where
-           ) -> tuple[str, str, list[str], str, str] | None:
-    """(text, path, args, $0, options) of a shell script this command runs, when known."""
-    prog = argv[0].rsplit("/", 1)[-1]
-    opts = ""
-    if prog in ("sh", "bash", "dash"):
-        i = 1
-        while i < len(argv) and argv[i].startswith(("-", "+")) and argv[i] != "--":
-            if argv[i] in ("-o", "+o") and i + 1 < len(argv):
-                opts += " " + argv[i] + " " + argv[i + 1]
-                i += 2
-                continue
-            opts += " " + argv[i]
-            i += 1
-        if "c" in "".join(o.lstrip("-+") for o in opts.split() if not o.startswith("--")):
-            if i >= len(argv):
-                return None
-            script = argv[i + 1] if i + 1 < len(argv) else argv[0]
-            return argv[i], f"{at.path} ({prog} -c)", argv[i + 2 :], script, opts
-        if i < len(argv) and argv[i] == "--":
-            i += 1
-        if i >= len(argv):
-            return None
-        path, args = argv[i], argv[i + 1 :]
-    else:
-        path, args = argv[0], argv[1:]
-    text = reader.files.get(path)
-    if text is None:
-        if (prog in ("sh", "bash", "dash") or path.endswith(".sh")) and path not in \
-                reader.files and path not in reader.out.wanted:
-            reader.out.wanted.append(path)
-        return None
-    if prog not in ("sh", "bash", "dash") and not re.match(r"#!\s*\S*(/|\s)(ba|da)?sh\b",
-                                                            text) and not path.endswith(".sh"):
-        return None
-    reader.out.read.append(path)
-    return text, path, args, path, opts

@@ -43,6 +43,11 @@ class Var:
     blank: bool = False  # not established, but either unset or empty: "$X" gives ""
     filled: bool = False  # not established, but set and not empty: ${X:+w} gives w
     propagate: bool = False  # exported inside a function that got it as NAME=V f
+    temp: bool = False  # given to a function or builtin as NAME=V cmd
+    maybe_local: bool = False  # a function's local in some runs only
+    maybe_propagate: bool = False  # exported (so kept after the function) in some runs only
+    # not established, but one of these values (None: unset), when runs differ by a few
+    choices: tuple[str | None, ...] | None = None
     placeholder: bool = False  # `local NAME` without a value: unset here, but bash still
     # passes the shadowed variable's exported value to commands
 
@@ -65,6 +70,7 @@ class Undecided(Exception):
         super().__init__(why)
         self.why = why
         self.may_exit = may_exit  # under set -u the script stops if it is unset
+        self.filled = False  # an assignment's value that is surely not empty ("pre$(…)")
 
 
 class NoUnset(Exception):
@@ -229,6 +235,12 @@ class Expander:
                                 "evaluate")
             out.append((" ".join(args), dq, True))
             return end
+        var = self.st.get(name) if not name.isdigit() and name not in "#0" else None
+        if var is not None and not var.known and var.choices is not None and not b.group("len"):
+            got = {self._choice(c, name, op, word, dq) for c in var.choices}
+            if len(got) == 1:  # every run gives the same text
+                out.append((got.pop(), dq, True))
+                return end
         value = self._lookup(name, op)
         if b.group("len"):
             out.append((str(len(value or "")), dq, True))
@@ -250,6 +262,20 @@ class Expander:
             raise NoUnset(name)
         out.append((value or "", dq, True))
         return end
+
+    def _choice(self, value: str | None, name: str, op: str | None, word: str, dq: bool
+                ) -> str:
+        """``${NAME<op>word}`` for one possible value of NAME (no side effects allowed)."""
+        if op is None:
+            if value is None and self.st.nounset:
+                raise Undecided(f"{name} may be unset", may_exit=True)
+            return value or ""
+        use_word = (value is None or (op[0] == ":" and value == "")) != (op[-1] == "+")
+        if op[-1] == "-":
+            return "".join(p[0] for p in self.inner(word, dq)) if use_word else value or ""
+        if op[-1] == "+":
+            return "".join(p[0] for p in self.inner(word, dq)) if use_word else ""
+        raise Undecided(f"${{{name}{op}…}} on a value that differs between runs")
 
     def _lookup(self, name: str, op: str | None) -> str | None:
         if name == "#":

@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from ._shbuiltins import Abort, Exit, Launched, Return, run_simple
+from ._shbuiltins import run_simple
 from ._shell import Expander, Maybe, State, Undecided, Var, Where
+from ._shexec import Abort, Exit, Launched, Return, external
 from ._shparse import (
     AndOr,
     Background,
@@ -43,8 +44,6 @@ from ._shparse import (
     parse,
 )
 
-SHELLS = {"sh", "bash", "dash", "zsh"}
-_ENV_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 MAX_DEPTH = 12  # nested sources, functions, child shells, evals
 MAX_ITERATIONS = 64  # a for loop over known words is unrolled up to this
 
@@ -80,6 +79,9 @@ class Reader:
         self.out = Reading()
         self.path = ""
         self.depth = 0
+        # per program being read: states of the runs that stopped this line early (a readonly
+        # assignment under a condition), merged in when the line ends
+        self.aborted: list[list[State]] = []
 
     # ---- programs ---------------------------------------------------------------------------
 
@@ -99,6 +101,7 @@ class Reader:
                 self.wild(st, Where(path, e.line), "shell syntax this reading cannot parse")
                 return None
             status: int | None = 0
+            self.aborted.append([])
             for seq in lines:
                 try:
                     status = self.node(st, seq)
@@ -106,6 +109,14 @@ class Reader:
                     if st.errexit:
                         raise Exit() from None
                     status = 1
+                if self.aborted[-1]:
+                    at = Where(path, seq.line)
+                    merge(st, [st.copy(), *self.aborted[-1]], at, "an assignment to a readonly "
+                          f"variable under a condition ({at}), after which bash skips the rest "
+                          "of the line in the runs where it happens")
+                    self.aborted[-1] = []
+                    status = None
+            self.aborted.pop()
             return status
         finally:
             self.path = saved
@@ -264,6 +275,10 @@ class Reader:
                 statuses.append(alt(s))
             except Exit:
                 continue
+            except Abort:  # this run skips the rest of the line: merged in when it ends
+                if not s.errexit and self.aborted:
+                    self.aborted[-1].append(s)
+                continue
             except Return:
                 self.wild(s, at, f"a return under a condition ({at})")
             except Launched as e:
@@ -271,6 +286,8 @@ class Reader:
                 e.launch.why = f"the engine starts only under a condition: {why}"
                 raise
             outcomes.append(s)
+        if not outcomes and self.aborted and self.aborted[-1]:
+            raise Abort()  # every run stops this line here
         if not outcomes:
             raise Exit()
         merge(st, outcomes, at, why)
@@ -296,6 +313,8 @@ def merge(st: State, outcomes: list[State], at: Where, why: str) -> None:
     (or an export attribute) that differs between them is not established, from ``at``."""
     for depth, scope in enumerate(st.scopes):
         for name in {k for o in outcomes for k in o.scopes[depth]}:
+            # local in some runs only: a later assignment changes the global in the others
+            maybe_local = depth > 0 and not all(name in o.scopes[depth] for o in outcomes)
             got = [o.scopes[depth].get(name) or Var(None) for o in outcomes]
             first = got[0]
             values = {(v.value, v.known) if v.known else (None, False) for v in got}
@@ -311,11 +330,18 @@ def merge(st: State, outcomes: list[State], at: Where, why: str) -> None:
             sure = all(v.sure_set or (v.known and v.value is not None) for v in got)
             blank = all(v.blank or (v.known and not v.value) for v in got)
             filled = all(v.filled or (v.known and v.value) for v in got)
+            seen = {v.value for v in got if v.known}
+            choices = tuple(seen) if all(v.known for v in got) and len(seen) <= 4 else None
             scope[name] = Var(first.value if known else None, exported=first.exported,
                               readonly=first.readonly and known, known=known, xknown=xknown,
                               at=old.at if old else at, why=old.why if old else why,
                               offenv=off, sure_set=sure and not known, blank=blank and not known,
-                              filled=filled and not known)
+                              filled=filled and not known,
+                              propagate=any(v.propagate for v in got),
+                              maybe_propagate=any(v.propagate != got[0].propagate
+                                                  or v.maybe_propagate for v in got),
+                              choices=None if known else choices,
+                              maybe_local=maybe_local or any(v.maybe_local for v in got))
     if len({o.allexport for o in outcomes}) > 1:
         st.allexport = None
     st.errexit = any(o.errexit for o in outcomes)
@@ -351,8 +377,6 @@ def read_command(argv: list[str], env: dict[str, str], files: dict[str, str | No
     """Follow ``argv`` (started with ``env``, as a runtime starts it) to the engine command.
     ``files`` has the text of the scripts it runs and sources (None: could not be read);
     ``Reading.wanted`` lists the ones it needed and was not given."""
-    from ._shbuiltins import external
-
     reader = Reader(files, is_engine)
     reader.path = where.path
     st = State(scopes=[{}], script="")
@@ -364,76 +388,3 @@ def read_command(argv: list[str], env: dict[str, str], files: dict[str, str | No
     except (Exit, Return, Abort):
         pass
     return reader.out
-
-
-def run_child(reader: Reader, env: dict[str, Var], text: str, path: str, args: list[str],
-              script: str, opts: str, at: Where, wild: Where | None, wild_why: str
-              ) -> int | None:
-    """A child shell (``bash -c``, ``bash FILE``, a script run as a program): it starts from
-    the exported environment only; its changes never come back, but a launch in it counts."""
-    st = State(scopes=[{k: Var(v.value, exported=True, known=v.known, xknown=v.xknown, at=v.at,
-                              why=v.why, inherited=True) for k, v in env.items()}],
-               args=list(args), script=script, wild=wild, wild_why=wild_why)
-    for o in opts.split():
-        if o in ("-l", "--login", "-i") or (o.startswith("-") and not o.startswith("--")
-                                            and ("l" in o or "i" in o)):
-            reader.wild(st, at, "a login or interactive shell, which first reads /etc/profile "
-                        "and the user's profile files (not followed)")
-        for c, name in (("a", "allexport"), ("e", "errexit"), ("u", "nounset"),
-                        ("f", "noglob")):
-            if o[:1] in "-+" and not o.startswith("--") and c in o[1:]:
-                setattr(st, name, o[0] == "-")
-    bash_env = st.get("BASH_ENV")
-    if bash_env is not None and (not bash_env.known or bash_env.value):
-        reader.wild(st, at, "BASH_ENV names a file every bash script reads first (not followed)")
-    try:
-        return reader.program(st, text, path)
-    except (Exit, Return, Abort):
-        return None
-
-
-def strip_env(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], bool]:
-    """``env [-i] [-u NAME] K=V … CMD …`` → (CMD …, [(K, V)], whether -i cleared the
-    environment); ``-u NAME`` comes back as (NAME, "\\0"), a removal. An option it does not
-    model comes back as ``argv`` itself, unchanged."""
-    if not argv or argv[0].rsplit("/", 1)[-1] != "env":
-        return argv, [], False
-    pairs: list[tuple[str, str]] = []
-    clear = False
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a in ("-i", "--ignore-environment", "-"):
-            clear = True
-        elif a in ("-u", "--unset") and i + 1 < len(argv):
-            pairs.append((argv[i + 1], "\0"))
-            i += 1
-        elif a.startswith("--unset="):
-            pairs.append((a.split("=", 1)[1], "\0"))
-        elif a == "--":
-            i += 1
-            break
-        elif (m := _ENV_ASSIGN.match(a)) is not None:
-            pairs.append((m.group(1), m.group(2)))
-        elif a.startswith("-"):
-            return argv, [], False  # -S, -C …: not read; leave the command unresolved
-        else:
-            break
-        i += 1
-    return argv[i:], pairs, clear
-
-
-def script_of(argv: list[str]) -> tuple[str, list[str]] | None:
-    """(script path, its arguments) when ``argv`` runs a shell script, else None."""
-    if not argv:
-        return None
-    prog = argv[0].rsplit("/", 1)[-1]
-    if prog in SHELLS:
-        rest = [a for a in argv[1:] if not a.startswith("-")]
-        if "-c" in argv[1:] or not rest:
-            return None
-        i = argv.index(rest[0])
-        return rest[0], argv[i + 1 :]
-    if argv[0].endswith(".sh"):
-        return argv[0], argv[1:]
-    return None
