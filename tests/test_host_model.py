@@ -7,6 +7,8 @@ import pytest
 
 from agentkit._hostmodel._model import HostModel, Server, Setting
 from agentkit._hostmodel._select import select_current
+from agentkit._hostmodel._shell import Where
+from agentkit._hostmodel._shexec import script_of, strip_env
 from agentkit._hostmodel._state import (
     State,
     from_journal,
@@ -15,7 +17,7 @@ from agentkit._hostmodel._state import (
     parse_list_unit_files,
     parse_list_units,
 )
-from agentkit._hostmodel._wrapper import expand, parse_script, script_of, source_targets, strip_env
+from agentkit._hostmodel._wrapper import Reading, read_command
 
 # ---- state ----------------------------------------------------------------------------------
 
@@ -206,56 +208,73 @@ def test_strip_env(argv: list[str], cmd: list[str], pairs: list[tuple[str, str]]
     assert strip_env(argv) == (cmd, pairs, clear)
 
 
-def test_expand() -> None:
-    values = {"A": "1", "B": "two words"}
-    assert expand("$A-${A}-${C:-d}-${C-e}", values) == "1-1-d-e"
-    assert expand("x$C", values) is None and expand("plain", values) == "plain"
+def read(text: str, env: dict[str, str] | None = None, args: tuple[str, ...] = (),
+         files: dict[str, str | None] | None = None) -> Reading:
+    return read_command(["/bin/bash", "/s.sh", *args], env or {},
+                        {"/s.sh": text, **(files or {})}, is_engine, Where("/u.service", 9))
+
+
+def values(r: Reading) -> dict[str, str | None]:
+    assert r.launch is not None
+    return {k: v.value for k, v in r.launch.env.items()}
 
 
 def test_a_script_exports_and_execs() -> None:
     text = ("#!/bin/bash\nset -euo pipefail\nexport NCCL_PROTO=LL\nLOCAL=1\nMODEL=/m\n"
             "export MODEL\nexport NCCL_ALGO=\"Ring\"  # comment\n"
             "exec /opt/v/bin/vllm serve \"$MODEL\" \\\n  --tp $TP \"$@\"\n")
-    s = parse_script(text, "/s.sh", {"TP": "8"}, ["--port", "1"], is_engine)
-    assert s.command == ["/opt/v/bin/vllm", "serve", "/m", "--tp", "8", "--port", "1"]
-    assert s.command_line == 8 and s.problems == []
-    assert sorted(s.exported) == ["MODEL", "NCCL_ALGO", "NCCL_PROTO"]
-    assert s.exported["NCCL_ALGO"].value == "Ring" and s.exported["MODEL"].line == 5
-    assert not s.variables["LOCAL"].exported
+    r = read(text, {"TP": "8"}, ("--port", "1"))
+    assert r.launch is not None and r.problems == []
+    assert r.launch.argv == ["/opt/v/bin/vllm", "serve", "/m", "--tp", "8", "--port", "1"]
+    assert r.launch.at.line == 8
+    assert values(r) == {"TP": "8", "NCCL_PROTO": "LL", "MODEL": "/m", "NCCL_ALGO": "Ring"}
+    assert r.launch.env["MODEL"].at is not None and r.launch.env["MODEL"].at.line == 5
+    assert r.launch.env["TP"].at is None  # inherited, untouched: the unit's own setting
+    assert list(r.launch.shell_vars) == ["LOCAL"]  # set, never exported
 
 
 def test_inherited_names_stay_exported_and_set_a_exports() -> None:
     text = ("NCCL_PROTO=Simple\nset -a\nA=1\nset +a\nB=2\nset -o allexport\nC=3\n"
             "set +o allexport\nD=4\nvllm serve m\n")
-    s = parse_script(text, "/s.sh", {"NCCL_PROTO": "LL"}, [], is_engine)
-    assert {k: v.value for k, v in s.exported.items()} == {"NCCL_PROTO": "Simple", "A": "1",
-                                                           "C": "3"}
+    assert values(read(text, {"NCCL_PROTO": "LL"})) == {"NCCL_PROTO": "Simple", "A": "1",
+                                                        "C": "3"}
+
+
+def test_bash_c_plain_assignment_does_not_reach_the_engine() -> None:
+    text = "NCCL_P2P_LEVEL=SYS; exec vllm serve m"
+    r = read_command(["/bin/bash", "-c", text], {"NCCL_PROTO": "LL"}, {}, is_engine,
+                     Where("/u.service", 9))
+    assert values(r) == {"NCCL_PROTO": "LL"}
+    assert r.launch is not None and list(r.launch.shell_vars) == ["NCCL_P2P_LEVEL"]
+    at = r.launch.shell_vars["NCCL_P2P_LEVEL"].at
+    assert at is not None and (at.path, at.line) == ("/u.service (bash -c)", 1)
 
 
 def test_source_inline_with_set_a_and_semicolons() -> None:
     text = "set -a; source /etc/n.env; set +a\nX=1 && vllm serve m\n"
-    assert source_targets(text) == ["/etc/n.env"]
-    s = parse_script(text, "/s.sh", {}, [], is_engine,
-                     {"/etc/n.env": "# c\nNCCL_PROTO=LL\nexport NCCL_ALGO=Tree\n"})
-    assert {k: (v.value, v.source, v.line) for k, v in s.exported.items()} == {
-        "NCCL_PROTO": ("LL", "/etc/n.env", 2), "NCCL_ALGO": ("Tree", "/etc/n.env", 3)}
-    assert s.sourced == ["/etc/n.env"] and s.command == ["vllm", "serve", "m"]
-    missing = parse_script(". /nope\nvllm serve m\n", "/s.sh", {}, [], is_engine)
-    assert missing.problems and "/nope" in missing.problems[0]
+    r = read(text, files={"/etc/n.env": "# c\nNCCL_PROTO=LL\nexport NCCL_ALGO=Tree\n"})
+    assert r.launch is not None
+    got = {k: (v.value, v.at.path, v.at.line) for k, v in r.launch.env.items() if v.at}
+    assert got == {"NCCL_PROTO": ("LL", "/etc/n.env", 2), "NCCL_ALGO": ("Tree", "/etc/n.env", 3)}
+    assert r.read == ["/s.sh", "/etc/n.env"] and r.launch.argv == ["vllm", "serve", "m"]
+    missing = read(". /nope\nvllm serve m\n")
+    assert missing.wanted == ["/nope"]  # asked for; until read, nothing after it is certain
+    assert missing.launch is not None and missing.launch.wild is not None
 
 
 def test_command_prefix_assignments_reach_the_engine() -> None:
-    s = parse_script("NCCL_PROTO=LL exec env NCCL_ALGO=Ring vllm serve m\n", "/s.sh", {}, [],
-                     is_engine)
-    assert s.command == ["vllm", "serve", "m"]
-    assert {k: v.value for k, v in s.exported.items()} == {"NCCL_PROTO": "LL",
-                                                           "NCCL_ALGO": "Ring"}
+    r = read("NCCL_PROTO=LL exec env NCCL_ALGO=Ring vllm serve m\n")
+    assert r.launch is not None and r.launch.argv == ["vllm", "serve", "m"]
+    assert values(r) == {"NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}
 
 
-def test_an_unknown_variable_in_the_command_is_a_problem() -> None:
-    s = parse_script("vllm serve $NOPE\n", "/s.sh", {}, [], is_engine)
-    assert s.command == ["vllm", "serve", "$NOPE"] and "does not set" in s.problems[0]
-    assert parse_script("echo hi\n", "/s.sh", {}, [], is_engine).command == []
+def test_an_unset_variable_expands_to_nothing_and_a_computed_one_is_not_established() -> None:
+    r = read("vllm serve $NOPE\n")  # bash: an unset variable is empty, the word goes away
+    assert r.launch is not None and r.launch.argv == ["vllm", "serve"]
+    r = read("X=$(hostname)\nvllm serve $X\n")
+    assert r.launch is not None and r.launch.argv is None
+    assert "command substitution" in r.launch.why and r.launch.probe[:2] == ["vllm", "serve"]
+    assert read("echo hi\n").launch is None
 
 
 def test_the_decision_says_why_in_full() -> None:
@@ -278,30 +297,17 @@ def test_the_decision_says_why_in_full() -> None:
         "unknown); none is enabled or shown running")
 
 
-def test_commands_split_outside_quotes_and_comments() -> None:
-    from agentkit._hostmodel._wrapper import _commands
-
-    text = ("# a comment line\n\n   A=1; B='x;y' && C=\"p||q\" || D=#not-a-comment # real comment\n"
-            "E=a#b\n"
-            "vllm serve m \\\n    --tp 2 \\\n  --port 1\n")
-    assert _commands(text) == [(3, "A=1"), (3, "B='x;y'"), (3, "C=\"p||q\""),
-                               (3, "D=#not-a-comment"), (4, "E=a#b"),
-                               (5, "vllm serve m      --tp 2    --port 1")]
-    assert _commands("X=1\\") == [(1, "X=1")]
-
-
 def test_script_variables_keep_their_line_and_text() -> None:
     text = ("# start\nexport A=1\n  B=two  \nexport B\nexport INHERITED\nexport UNKNOWN\n"
             "vllm serve m\n")
-    s = parse_script(text, "/s.sh", {"INHERITED": "from-unit"}, [], is_engine)
-    a, b, inh = s.variables["A"], s.variables["B"], s.variables["INHERITED"]
-    assert (a.name, a.value, a.line, a.raw, a.exported, a.source) == (
-        "A", "1", 2, "export A=1", True, "/s.sh")
-    assert (b.value, b.line, b.raw, b.exported) == ("two", 3, "  B=two  ", True)
-    assert (inh.value, inh.line, inh.raw, inh.exported) == ("from-unit", 5, "export INHERITED",
-                                                            True)
-    assert "UNKNOWN" not in s.variables and "LOCAL" not in s.variables
-    assert (s.command_line, s.command_raw) == (7, "vllm serve m")
+    r = read(text, {"INHERITED": "from-unit"})
+    assert r.launch is not None
+    env = r.launch.env
+    assert env["A"].at == Where("/s.sh", 2, "export A=1") and env["A"].value == "1"
+    assert env["B"].at is not None and (env["B"].value, env["B"].at.line) == ("two", 3)
+    assert env["INHERITED"].value == "from-unit" and env["INHERITED"].at is None
+    assert "UNKNOWN" not in env  # export of an unset name puts nothing in the environment
+    assert (r.launch.at.line, r.launch.at.text) == (7, "vllm serve m")
 
 
 @pytest.mark.parametrize("opts,exported", [
@@ -310,34 +316,48 @@ def test_script_variables_keep_their_line_and_text() -> None:
     ("set -a; set +o allexport", False), ("set -a; set +eu", True), ("set -o errexit", False),
 ])
 def test_allexport_switches(opts: str, exported: bool) -> None:
-    s = parse_script(f"{opts}\nX=1\nvllm serve m\n", "/s.sh", {}, [], is_engine)
-    assert s.variables["X"].exported is exported
+    assert ("X" in values(read(f"{opts}\nX=1\nvllm serve m\n"))) is exported
 
 
 def test_values_expand_from_what_is_known_so_far() -> None:
     text = "export A=$BASE/x\nexport B=${NOPE:-dflt}\nexport C=$NOPE/y\nvllm serve m\n"
-    s = parse_script(text, "/s.sh", {"BASE": "/opt"}, [], is_engine)
-    assert [s.variables[k].value for k in "ABC"] == ["/opt/x", "dflt", "$NOPE/y"]
+    got = values(read(text, {"BASE": "/opt"}))
+    assert [got[k] for k in "ABC"] == ["/opt/x", "dflt", "/y"]
 
 
-def test_source_reads_nested_files_and_notes_unreadable_ones() -> None:
+def test_source_reads_nested_files_and_says_what_it_could_not_read() -> None:
     text = "source /a.env\nvllm serve m\n"
-    srcs = {"/a.env": "export A=1\n. /b.env\n", "/b.env": "export B=2\nsource /c.env\n"}
-    s = parse_script(text, "/s.sh", {}, [], is_engine, srcs)
-    assert sorted(s.exported) == ["A", "B"] and s.sourced == ["/a.env", "/b.env", "/c.env"]
-    assert s.problems == ["/s.sh: sources /c.env, which could not be read"]
-    assert s.variables["B"].source == "/b.env" and s.variables["B"].line == 1
-    deep = {f"/{i}.env": f"export V{i}=1\nsource /{i + 1}.env\n" for i in range(6)}
-    s = parse_script("source /0.env\nvllm serve m\n", "/s.sh", {}, [], is_engine, deep)
-    assert sorted(s.exported) == ["V0", "V1", "V2"]  # three files deep, then it stops
-    assert source_targets("source a b\n. x\nsource\n") == ["x"]
+    srcs: dict[str, str | None] = {"/a.env": "export A=1\n. /b.env\n",
+                                   "/b.env": "export B=2\nsource /c.env\n", "/c.env": None}
+    r = read(text, files=srcs)
+    assert r.read == ["/s.sh", "/a.env", "/b.env"] and r.launch is not None
+    assert r.launch.wild == Where("/b.env", 2, "source /c.env")
+    assert not r.launch.env["A"].settled  # /c.env may change anything
+    deep: dict[str, str | None] = {f"/{i}.env": f"export V{i}=1\nsource /{i + 1}.env\n"
+                                   for i in range(20)}
+    r = read("source /0.env\nvllm serve m\n", files=deep)
+    assert r.launch is not None and r.launch.wild is not None  # too deep: said, not guessed
 
 
-def test_the_last_engine_command_counts_and_words_split_only_when_unquoted() -> None:
+def test_the_first_engine_command_is_the_one_that_runs() -> None:
+    # bash waits for a foreground command: the server started first is the one running
     text = "vllm serve first\nFLAGS='--tp 4'\nexec vllm serve last $FLAGS \"$@\"\n"
-    s = parse_script(text, "/s.sh", {}, ["--a", "b c"], is_engine)
-    assert s.command == ["vllm", "serve", "last", "--tp", "4", "--a", "b c"]
-    assert s.command_line == 3
+    r = read(text, args=("--a", "b c"))
+    assert r.launch is not None and r.launch.argv == ["vllm", "serve", "first"]
+    r = read("FLAGS='--tp 4'\nexec vllm serve last $FLAGS \"$@\"\n", args=("--a", "b c"))
+    assert r.launch is not None
+    assert r.launch.argv == ["vllm", "serve", "last", "--tp", "4", "--a", "b c"]
+
+
+def test_conditions_make_what_they_change_not_established() -> None:
+    text = ("if [ -f /etc/fast ]; then export NCCL_PROTO=LL; fi\n"
+            "[ -e /x ] && export NCCL_ALGO=Ring\nexport NCCL_P2P_LEVEL=SYS\nvllm serve m\n")
+    r = read(text)
+    assert r.launch is not None
+    assert r.launch.env["NCCL_P2P_LEVEL"].settled
+    for name, line in (("NCCL_PROTO", 1), ("NCCL_ALGO", 2)):
+        var = r.launch.env[name]
+        assert not var.settled and var.at is not None and var.at.line == line
 
 
 def test_env_options() -> None:

@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (register functions)
     _fn_allreduce,
     _fn_capacity,
     _fn_change,
+    _fn_elsewhere,
     _fn_gpu,
     _fn_models,
     _fn_service,

@@ -128,6 +128,14 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
              [e for s in ignored for e in s.evidence])
     # what the environment depends on and agentkit could not resolve, with file and line
     ctx.fact("nccl_unresolved", list(server.unresolved), ctx.facts["unit"].evidence)
+    unknown = [{"name": k, "where": v.where, "why": v.origin,
+                "evidence_id": v.evidence[0] if v.evidence else ""}
+               for k, v in sorted(server.unknown_env.items()) if k.startswith("NCCL_")]
+    if server.env_open is not None:  # eval of computed text, an unreadable file, …
+        o = server.env_open
+        unknown.append({"name": "any other NCCL_* variable", "where": o.where, "why": o.origin,
+                        "evidence_id": o.evidence[0] if o.evidence else ""})
+    ctx.fact("nccl_unknown", unknown, [u["evidence_id"] for u in unknown if u["evidence_id"]])
     _not_carried(ctx, server)
     # the authority: the running process and the service manager, where they differ from files
     ctx.fact("nccl_running_differs", [d["text"] for d in server.drift],

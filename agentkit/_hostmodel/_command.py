@@ -1,6 +1,7 @@
 """From a runtime's command line to the engine it starts: ``env K=V`` prefixes, start
-scripts (their exports join the environment), and ``--config FILE``. Shared by every runtime:
-a unit, a container and a Pod all start engines the same ways."""
+scripts and inline ``bash -c`` scripts (read as bash runs them, :mod:`._wrapper`), and
+``--config FILE``. Shared by every runtime: a unit, a container and a Pod all start engines
+the same ways."""
 
 from __future__ import annotations
 
@@ -8,32 +9,106 @@ from typing import TYPE_CHECKING
 
 from ._engines import config_flags, engine_of, parse_serve_args
 from ._model import Server, Setting
-from ._wrapper import SHELLS, ScriptVar, parse_script, script_of, source_targets, strip_env
+from ._shell import Var, Where
+from ._wrapper import Launch, Reading, read_command
 
 if TYPE_CHECKING:
     from .._sandbox._context import RecipeContext
 
+MAX_FILES = 16  # scripts and sourced files read for one server
+NCCL_PREFIXES = ("NCCL_",)
+
 
 async def follow_command(ctx: RecipeContext, server: Server) -> bool:
-    """Resolve ``server.argv`` to an engine command (through ``env`` and a start script), and
-    read its serving flags; False when it starts no engine this reading understands."""
-    env_prefix(server, server.argv_source, server.argv_line,
-               server.argv_evidence[0] if server.argv_evidence else "")
-    if engine_of(server.argv) is None:
-        inline = inline_script(server.argv)
-        wrapped = script_of(server.argv)
-        if inline is not None:
-            label = f"{server.argv_source} ({server.argv[0].rsplit('/', 1)[-1]} -c)"
-            if not await _apply_script(ctx, server, label, inline[0].split("\n"), inline[1],
-                                       inline=True):
-                return False
-        elif wrapped is None or not await _through_script(ctx, server, *wrapped):
-            return False
+    """Resolve ``server.argv`` to an engine command (through ``env``, start scripts and
+    ``bash -c``), set the environment the engine gets, and read its serving flags; False when
+    it starts no engine this reading understands."""
+    raw = server.argv_evidence[0] if server.argv_evidence else ""
+    where = Where(server.argv_source, server.argv_line, raw)
+    files: dict[str, str | None] = {}
+    env = {k: v.value for k, v in server.env.items()}
+    is_engine = lambda argv: engine_of(argv) is not None  # noqa: E731
+    reading = read_command(server.argv, env, files, is_engine, where)
+    while reading.wanted and len(files) < MAX_FILES:
+        for path in reading.wanted:
+            lines = (await ctx.read_lines(server.host_path(path), optional=True)
+                     if server.visible(path) else None)
+            files[path] = None if lines is None else "\n".join(lines)
+        reading = read_command(server.argv, env, files, is_engine, where)
+    launch = reading.launch
+    unread = [p for p, t in files.items() if t is None]
+    server.problems += [f"{p} could not be read" for p in unread]
+    if launch is None:
+        what = f"{', '.join(reading.read)} runs" if reading.read else "the command starts"
+        server.problems.append(f"{what} no engine command this reading understands"
+                               + (f" ({'; '.join(reading.problems)})" if reading.problems
+                                  else ""))
+        return False
+    _apply(ctx, server, reading, launch, files)
     server.engine = engine_of(server.argv)
     server.flags = parse_serve_args(server.argv)
     if "config" in server.flags:
         await _config_file(ctx, server)
     return True
+
+
+def _apply(ctx: RecipeContext, server: Server, reading: Reading, launch: Launch,
+           files: dict[str, str | None]) -> None:
+    """The launch's environment and command line become the server's, each setting cited
+    where it was made; what is not established is said, with its file and line."""
+    server.problems += reading.problems
+    unit_line = (launch.at.path, launch.at.line) == (server.argv_source, server.argv_line)
+    if launch.argv is None:
+        server.problems.append(f"the engine command at {launch.at} is not established: "
+                               f"{launch.why}")
+    if not launch.env_known:
+        server.env_open = _setting(ctx, "*", Var(None, at=launch.at), files, launch.why)
+    elif launch.wild is not None:
+        server.env_open = _setting(ctx, "*", Var(None, at=launch.wild), files, launch.wild_why)
+    env: dict[str, Setting] = {}
+    for name, var in launch.env.items():
+        old = server.env.get(name)
+        if not var.settled:
+            server.unknown_env[name] = _setting(ctx, name, var, files, var.why or
+                                                "its export is not established")
+        elif var.at is None and old is not None and old.value == var.value:
+            env[name] = old
+        else:
+            env[name] = _setting(ctx, name, var, files, "env(1) in ExecStart" if unit_line
+                                 and var.at == launch.at else "start script")
+    for name, var in launch.shell_vars.items():
+        if name.startswith(NCCL_PREFIXES) and name not in env:
+            server.shell_only[name] = _setting(ctx, name, var, files, "shell variable")
+    for name, setting in env.items():  # a script that sets it again undoes UnsetEnvironment=
+        if setting.origin != server.env.get(name, setting).origin or name not in server.env:
+            server.removed.pop(name, None)
+    server.env = env
+    if launch.argv is not None or launch.probe:
+        server.argv = launch.argv if launch.argv is not None else launch.probe
+    if not unit_line:
+        server.argv_source, server.argv_line = launch.at.path, launch.at.line
+        text = _line(files, launch.at) or launch.at.text
+        server.argv_evidence = [*server.argv_evidence,
+                                ctx.cite("file", str(launch.at), text.strip(), text)]
+    scripts = [p for p in reading.read if files.get(p) is not None]
+    server.script = scripts[0] if scripts else None
+
+
+def _line(files: dict[str, str | None], at: Where) -> str:
+    text = files.get(at.path)
+    lines = text.splitlines() if text else []
+    return lines[at.line - 1] if 0 < at.line <= len(lines) else ""
+
+
+def _setting(ctx: RecipeContext, name: str, var: Var, files: dict[str, str | None],
+             origin: str) -> Setting:
+    """A setting the script makes, cited at its line. For one not established, ``origin``
+    says why."""
+    at = var.at or Where("", 0)
+    raw = _line(files, at) or at.text
+    ev = ctx.cite("file", str(at), raw.strip(), raw) if at.path else ""
+    return Setting(name=name, value=var.value or "", source=at.path, line=at.line,
+                   evidence=[ev] if ev else [], origin=origin)
 
 
 async def _config_file(ctx: RecipeContext, server: Server) -> None:
@@ -51,88 +126,5 @@ async def _config_file(ctx: RecipeContext, server: Server) -> None:
     server.argv_evidence = [*server.argv_evidence,
                             *[e["evidence_id"] for e in parsed["entries"]
                               if config_flags({e["key"]: e["value"]})]]
-
-
-def env_prefix(server: Server, source: str, line: int, evidence: str) -> None:
-    """``ExecStart=/usr/bin/env K=V … CMD``: K=V is in CMD's environment, over the unit's."""
-    argv, pairs, clear = strip_env(server.argv)
-    if not pairs and not clear:
-        return
-    if clear:
-        server.env.clear()
-    for k, v in pairs:
-        if v == "\0":
-            server.env.pop(k, None)
-        else:
-            server.env[k] = Setting(name=k, value=v, source=source, line=line,
-                                    evidence=[evidence], origin="env(1) in ExecStart")
-    server.argv = argv
-
-
-async def _through_script(ctx: RecipeContext, server: Server, path: str,
-                          args: list[str]) -> bool:
-    """Follow a start script to the engine command it runs; what it exports joins the
-    environment (set after the unit's, so it wins)."""
-    lines = await ctx.read_lines(path, optional=True)
-    if lines is None:
-        server.problems.append(f"start script {path} could not be read")
-        return False
-    return await _apply_script(ctx, server, path, lines, args)
-
-
-def inline_script(argv: list[str]) -> tuple[str, list[str]] | None:
-    """(script text, its positional arguments after $0) of ``bash -c 'SCRIPT' [$0 [ARGS…]]``
-    (also ``-lc``, ``-ec``, ``-xc``), else None."""
-    if not argv or argv[0].rsplit("/", 1)[-1] not in SHELLS:
-        return None
-    for i, a in enumerate(argv[1:], 1):
-        if not a.startswith("-"):
-            return None
-        if "c" in a[1:] and not a.startswith("--") and i + 1 < len(argv):
-            return argv[i + 1], argv[i + 3 :]
-    return None
-
-
-async def _apply_script(ctx: RecipeContext, server: Server, path: str, lines: list[str],
-                        args: list[str], inline: bool = False) -> bool:
-    text = "\n".join(lines)
-    sources: dict[str, str] = {}
-    texts: dict[str, list[str]] = {path: lines}
-    pending = source_targets(text)
-    while pending and len(sources) < 8:
-        target = pending.pop(0)
-        if target in sources or "$" in target:
-            continue
-        sub = await ctx.read_lines(target, optional=True)
-        if sub is not None:
-            sources[target] = "\n".join(sub)
-            texts[target] = sub
-            pending += source_targets(sources[target])
-    values = {k: s.value for k, s in server.env.items()}
-    script = parse_script(text, path, values, args, lambda argv: engine_of(argv) is not None,
-                          sources)
-    if not script.command:
-        server.problems.append(f"{'the inline script' if inline else 'start script'} {path} "
-                               "runs no engine command this reading understands")
-        return False
-    for var in script.exported.values():
-        _script_setting(ctx, server, var, texts.get(var.source, []))
-    where = f"{path}:{script.command_line}"
-    server.argv = script.command
-    server.argv_source, server.argv_line = path, script.command_line
-    server.argv_evidence = [*server.argv_evidence,
-                            ctx.cite("file", where, script.command_raw, script.command_raw)]
-    server.script = None if inline else path
-    server.problems += script.problems
-    return True
-
-
-def _script_setting(ctx: RecipeContext, server: Server, var: ScriptVar, lines: list[str]
-                    ) -> None:
-    raw = lines[var.line - 1] if 0 < var.line <= len(lines) else var.raw
-    ev = ctx.cite("file", f"{var.source}:{var.line}", raw.strip(), raw)
-    server.env[var.name] = Setting(name=var.name, value=var.value, source=var.source,
-                                   line=var.line, evidence=[ev], origin="start script")
-    server.removed.pop(var.name, None)
 
 

@@ -60,6 +60,13 @@ class Server:
     removed: dict[str, Setting] = field(default_factory=dict)
     # assignments the runtime reads and drops (systemd: ``export NAME=…`` in an env file)
     ignored: list[Setting] = field(default_factory=list)
+    # names whose value the reading cannot establish (a start script's condition, $(…), …),
+    # each at its line with the reason as origin; env_open: where any other name may change
+    # too (eval of computed text, an unreadable sourced file, a launch under a condition)
+    unknown_env: dict[str, Setting] = field(default_factory=dict)
+    env_open: Setting | None = None
+    # NCCL variables a start script sets without exporting: they never reach the engine
+    shell_only: dict[str, Setting] = field(default_factory=dict)
     script: str | None = None
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)

@@ -48,7 +48,8 @@ async def resolve_nccl(ctx: RecipeContext, server: Server) -> None:
         parsed = await ctx.tool("parse_config", optional=True, path=host, format="dotenv")
         server.nccl_checked.append(host)
         for e in (parsed or {}).get("entries", []):
-            if e["key"].startswith("NCCL_") and e["key"] not in out:
+            if e["key"].startswith("NCCL_") and e["key"] not in out and \
+                    e["key"] not in server.unknown_env:  # the environment may set it: unknown
                 out[e["key"]] = Setting(name=e["key"], value=str(e["value"]), source=e["source"],
                                         line=e["line"], evidence=[e["evidence_id"]],
                                         origin=path)

@@ -1,299 +1,390 @@
-"""Start scripts and ``env`` prefixes: what the engine process really gets.
+"""Start scripts, ``bash -c`` and ``env`` prefixes: what the engine process really gets.
 
-A unit may run ``/opt/vllm/start.sh`` (or ``bash start.sh``, or ``/usr/bin/env K=V vllm …``);
-the engine's environment is then the unit's, changed by the script. Only the plain shapes real
-start scripts use are read, following bash's rules:
+A runtime's command (``ExecStart=/opt/vllm/start.sh``, ``/bin/bash -c '…'``, ``/usr/bin/env
+K=V vllm …``) is followed the way bash runs it (bash(1)), without running anything: a script
+is parsed (:mod:`._shparse`) and its commands are evaluated over a model of the shell's
+variables (:mod:`._shell`) until the command that starts the engine. The engine's environment
+is what bash passes to it: the exported variables (inherited names stay exported when
+reassigned; ``set -a`` exports every assignment; a plain assignment does not), plus
+``K=V cmd`` prefixes and ``env``'s changes. Functions, ``source``/``.``, ``eval`` of known
+text, child shells (``bash -c``, ``bash FILE``), subshells and pipelines (their changes do not
+come back), ``exec``, ``set -e``/``-u`` and readonly errors follow bash.
 
-- ``export K=V`` and ``export K`` export; ``K=V`` alone is a shell variable, except that a
-  name inherited from the environment stays exported (bash(1), ENVIRONMENT) and that under
-  ``set -a`` every assignment is exported;
-- ``source F`` / ``. F`` read F in place, under the same ``set -a`` state;
-- commands split on ``;``, ``&&`` and ``||``; line continuations join;
-- the command that starts the engine (``exec`` optional), with ``K=V`` words before it and
-  ``env K=V …`` (both put K in that process's environment), ``$VAR``/``${VAR}``/
-  ``${VAR:-default}`` and ``"$@"`` expanded.
-
-Nothing is executed; a shape outside this subset leaves the command unresolved.
+What depends on run time is never guessed: a condition (``if``, ``&&``, ``case``, a loop)
+makes every variable its branches set differently *not established*, with the file and line;
+so do ``$(…)``, ``read``, arithmetic, and unreadable or dynamic code (``eval`` of a computed
+string, ``source`` of a file that cannot be read), after which every name is not established.
+The differential test (tests/test_shell_differential.py) holds this to bash itself.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
-SHELLS = {"sh", "bash", "dash", "zsh"}
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_ASSIGN = re.compile(rf"^({_NAME})=(.*)$", re.S)
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-_SOURCE_WORDS = ("source", ".")
-MAX_SOURCE_DEPTH = 3
+from ._shbuiltins import run_simple
+from ._shell import Expander, Maybe, State, Undecided, Var, Where
+from ._shexec import Abort, Exit, Launched, Return, external
+from ._shparse import (
+    AndOr,
+    Background,
+    Case,
+    FuncDef,
+    Group,
+    If,
+    Loop,
+    Node,
+    ParseError,
+    Pipeline,
+    Seq,
+    Simple,
+    Special,
+    parse,
+)
+
+MAX_DEPTH = 12  # nested sources, functions, child shells, evals
+MAX_ITERATIONS = 64  # a for loop over known words is unrolled up to this
 
 
 @dataclass
-class ScriptVar:
-    name: str
-    value: str
-    line: int
-    raw: str
-    exported: bool
-    source: str
+class Launch:
+    """The engine command the script reaches. ``argv`` None: not established (``why``)."""
+
+    argv: list[str] | None
+    env: dict[str, Var]
+    at: Where
+    why: str = ""
+    env_known: bool = True  # False: started under a condition, its environment not established
+    probe: list[str] = field(default_factory=list)  # argv with "?" where not established
+    wild: Where | None = None  # other names may be changed here (eval, unreadable source…)
+    wild_why: str = ""
+    shell_vars: dict[str, Var] = field(default_factory=dict)  # set in the shell, not exported
 
 
 @dataclass
-class Script:
-    """What a start script sets and runs, with the line of each."""
-
-    path: str
-    variables: dict[str, ScriptVar] = field(default_factory=dict)
-    command: list[str] = field(default_factory=list)
-    command_env: dict[str, ScriptVar] = field(default_factory=dict)
-    command_line: int = 0
-    command_raw: str = ""
-    sourced: list[str] = field(default_factory=list)
+class Reading:
+    launch: Launch | None = None
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def exported(self) -> dict[str, ScriptVar]:
-        out = {k: v for k, v in self.variables.items() if v.exported}
-        out.update(self.command_env)
-        return out
+    wanted: list[str] = field(default_factory=list)  # files it needed and did not have
+    read: list[str] = field(default_factory=list)  # files it read (scripts, sourced files)
 
 
-def script_of(argv: list[str]) -> tuple[str, list[str]] | None:
-    """(script path, its arguments) when ``argv`` runs a shell script, else None."""
-    if not argv:
-        return None
-    prog = argv[0].rsplit("/", 1)[-1]
-    if prog in SHELLS:
-        rest = [a for a in argv[1:] if not a.startswith("-")]
-        if "-c" in argv[1:] or not rest:
-            return None
-        i = argv.index(rest[0])
-        return rest[0], argv[i + 1 :]
-    if argv[0].endswith(".sh"):
-        return argv[0], argv[1:]
-    return None
-
-
-def strip_env(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], bool]:
-    """``env [-i] [-u NAME] K=V … CMD …`` → (CMD …, [(K, V)], whether -i cleared the
-    environment); ``-u NAME`` comes back as (NAME, "\\0"), a removal."""
-    if not argv or argv[0].rsplit("/", 1)[-1] != "env":
-        return argv, [], False
-    pairs: list[tuple[str, str]] = []
-    clear = False
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a in ("-i", "--ignore-environment", "-"):
-            clear = True
-        elif a in ("-u", "--unset") and i + 1 < len(argv):
-            pairs.append((argv[i + 1], "\0"))
-            i += 1
-        elif a.startswith("--unset="):
-            pairs.append((a.split("=", 1)[1], "\0"))
-        elif a == "--":
-            i += 1
-            break
-        elif (m := _ASSIGN.match(a)) is not None:
-            pairs.append((m.group(1), m.group(2)))
-        elif a.startswith("-"):
-            return argv, [], False  # -S, -C …: not read; leave the command unresolved
-        else:
-            break
-        i += 1
-    return argv[i:], pairs, clear
-
-
-def source_targets(text: str) -> list[str]:
-    """Files a script sources (to read before parsing it)."""
-    out = []
-    for _, cmd in _commands(text):
-        words = _words(cmd)
-        if len(words) == 2 and words[0] in _SOURCE_WORDS:
-            out.append(words[1])
-    return out
-
-
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    buf, start = "", 0
-    for n, line in enumerate(text.splitlines(), 1):
-        if not buf:
-            start = n
-        stripped = line.rstrip()
-        if stripped.endswith("\\"):
-            buf += stripped[:-1] + " "
-            continue
-        buf += stripped
-        out.append((start, buf.strip()))
-        buf = ""
-    if buf:
-        out.append((start, buf.strip()))
-    return out
-
-
-def _commands(text: str) -> list[tuple[int, str]]:
-    """(line, command) with ``;``, ``&&`` and ``||`` splitting commands (outside quotes)."""
-    out: list[tuple[int, str]] = []
-    for n, line in _logical_lines(text):
-        if not line or line.startswith("#"):
-            continue
-        buf, quote = "", ""
-        i = 0
-        while i < len(line):
-            c = line[i]
-            if quote:
-                quote = "" if c == quote else quote
-            elif c in "'\"":
-                quote = c
-            elif c == "#" and (not buf or buf[-1].isspace()):
-                break
-            elif c == ";" or line[i : i + 2] in ("&&", "||"):
-                out.append((n, buf.strip()))
-                buf = ""
-                i += 1 if c == ";" else 2
-                continue
-            buf += c
-            i += 1
-        if buf.strip():
-            out.append((n, buf.strip()))
-    return [(n, c) for n, c in out if c]
-
-
-def expand(word: str, values: dict[str, str]) -> str | None:
-    """``$VAR`` expansion over known values; None when a variable is unknown."""
-    missing = False
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal missing
-        name = m.group(1) or m.group(3)
-        if name in values:
-            return values[name]
-        if m.group(2) is not None:
-            return m.group(2)
-        missing = True
-        return m.group(0)
-
-    out = _VAR.sub(sub, word)
-    return None if missing else out
-
-
-class _Reader:
-    def __init__(self, script: Script, env: dict[str, str], args: list[str],
-                 is_engine: Callable[[list[str]], bool], sources: dict[str, str]) -> None:
-        self.script = script
-        self.values = dict(env)
-        self.inherited = set(env)
-        self.args = args
+class Reader:
+    def __init__(self, files: dict[str, str | None], is_engine: Callable[[list[str]], bool]
+                 ) -> None:
+        self.files = files
         self.is_engine = is_engine
-        self.sources = sources
-        self.all_export = False
+        self.out = Reading()
+        self.path = ""
+        self.depth = 0
+        # per program being read: states of the runs that stopped this line early (a readonly
+        # assignment under a condition), merged in when the line ends
+        self.aborted: list[list[State]] = []
 
-    def read(self, text: str, path: str, depth: int = 0) -> None:
-        lines = text.splitlines()
-        for n, cmd in _commands(text):
-            raw = lines[n - 1] if 0 < n <= len(lines) else cmd
-            words = _words(cmd)
-            if not words:
-                continue
-            if words[0] == "set":
-                self._set(words[1:])
-            elif words[0] == "export":
-                self._export(words[1:], n, raw, path)
-            elif words[0] in _SOURCE_WORDS and len(words) == 2:
-                self._source(words[1], depth)
-            elif len(words) == 1 and _ASSIGN.match(words[0]):
-                self._assign(words[0], n, raw, path, exported=False)
-            else:
-                self._command(words, n, cmd, path)
+    # ---- programs ---------------------------------------------------------------------------
 
-    def _set(self, opts: list[str]) -> None:
-        for i, o in enumerate(opts):
-            if o in ("-o", "+o") and opts[i + 1 : i + 2] == ["allexport"]:
-                self.all_export = o == "-o"
-            elif re.fullmatch(r"[-+][a-zA-Z]+", o) and "a" in o:
-                self.all_export = o[0] == "-"
-
-    def _export(self, words: list[str], n: int, raw: str, path: str) -> None:
-        for w in words:
-            if _ASSIGN.match(w):
-                self._assign(w, n, raw, path, exported=True)
-            elif w in self.script.variables:
-                self.script.variables[w].exported = True
-            elif re.fullmatch(_NAME, w) and w in self.values:
-                self.script.variables[w] = ScriptVar(w, self.values[w], n, raw, True, path)
-
-    def _assign(self, word: str, n: int, raw: str, path: str, exported: bool) -> None:
-        m = _ASSIGN.match(word)
-        assert m is not None
-        name, value = m.group(1), m.group(2)
-        got = expand(value, self.values)
-        value = value if got is None else got
-        before = self.script.variables.get(name)
-        exported = (exported or self.all_export or name in self.inherited
-                    or bool(before and before.exported))
-        self.script.variables[name] = ScriptVar(name, value, n, raw, exported, path)
-        self.values[name] = value
-
-    def _source(self, target: str, depth: int) -> None:
-        path = expand(target, self.values) or target
-        self.script.sourced.append(path)
-        text = self.sources.get(path)
-        if text is None or depth >= MAX_SOURCE_DEPTH:
-            self.script.problems.append(f"{self.script.path}: sources {path}, which could not "
-                                        "be read")
-            return
-        self.read(text, path, depth + 1)
-
-    def _command(self, words: list[str], n: int, cmd: str, path: str) -> None:
-        prefix: list[tuple[str, str]] = []  # K=V before the command: its environment only
-        while words and (m := _ASSIGN.match(words[0])) is not None:
-            prefix.append((m.group(1), m.group(2)))
-            words = words[1:]
-        if words[:1] == ["exec"]:
-            words = words[1:]
-        words, env_pairs, _clear = strip_env(words)
-        if not words or not self.is_engine(words):
-            return
-        argv = self._argv(words)
-        if argv is None:
-            self.script.problems.append(f"{path}:{n}: the command uses a variable the script "
-                                        "does not set")
-            argv = words
-        s = self.script
-        s.command, s.command_line, s.command_raw = argv, n, cmd
-        s.command_env = {k: ScriptVar(k, expand(v, self.values) or v, n, cmd, True, path)
-                         for k, v in [*prefix, *env_pairs]}
-
-    def _argv(self, words: list[str]) -> list[str] | None:
-        out: list[str] = []
-        for w in words:
-            if w in ("$@", "$*"):
-                out += self.args
-                continue
-            got = expand(w, self.values)
-            if got is None:
+    def program(self, st: State, text: str, path: str) -> int | None:
+        """Run a script's text (a file, a ``-c`` string, a sourced file, an ``eval``) in
+        ``st``. Raises Launched/Exit/Return as bash would end it."""
+        if self.depth >= MAX_DEPTH:
+            self.wild(st, Where(self.path, 0), f"nesting deeper than {MAX_DEPTH} levels")
+            return None
+        saved, self.path = self.path, path
+        self.depth += 1
+        try:
+            try:
+                lines = parse(text)
+            except ParseError as e:
+                self.out.problems.append(f"{path}:{e.line}: the shell syntax could not be read")
+                self.wild(st, Where(path, e.line), "shell syntax this reading cannot parse")
                 return None
-            out += got.split() if got != w and " " in got else [got]
-        return out
+            status: int | None = 0
+            self.aborted.append([])
+            for seq in lines:
+                try:
+                    status = self.node(st, seq)
+                except Abort:  # bash drops the rest of the line, or exits under set -e
+                    if st.errexit:
+                        raise Exit() from None
+                    status = 1
+                if self.aborted[-1]:
+                    at = Where(path, seq.line)
+                    merge(st, [st.copy(), *self.aborted[-1]], at, "an assignment to a readonly "
+                          f"variable under a condition ({at}), after which bash skips the rest "
+                          "of the line in the runs where it happens")
+                    self.aborted[-1] = []
+                    status = None
+            self.aborted.pop()
+            return status
+        finally:
+            self.path = saved
+            self.depth -= 1
+
+    def wild(self, st: State, at: Where, why: str) -> None:
+        """From here on any name may have been changed by code the reading cannot follow."""
+        for scope in st.scopes:
+            for k, v in scope.items():
+                scope[k] = Var(None, exported=v.exported, known=False, xknown=False, at=at,
+                               why=why)
+        if st.wild is None:
+            st.wild, st.wild_why = at, why
+        for name in st.funcs:
+            st.funcs[name] = None
+
+    def where(self, node: Node, text: str = "") -> Where:
+        return Where(self.path, node.line, text)
+
+    # ---- nodes ------------------------------------------------------------------------------
+
+    def node(self, st: State, node: Node, cond: bool = False) -> int | None:
+        if isinstance(node, Seq):
+            status: int | None = 0
+            for item in node.items:
+                status = self.node(st, item, cond)
+            return status
+        if isinstance(node, Simple):
+            status = run_simple(self, st, node)
+            if status not in (0, None) and st.errexit and not cond:
+                raise Exit()
+            return status
+        if isinstance(node, AndOr):
+            return self.and_or(st, node, cond)
+        if isinstance(node, Pipeline):
+            return self.pipeline(st, node, cond)
+        if isinstance(node, Background):
+            self.isolated(st, node.node)
+            return 0
+        if isinstance(node, Group):
+            if node.subshell:
+                return self.isolated(st, node.body)
+            return self.node(st, node.body, cond)
+        if isinstance(node, FuncDef):
+            st.funcs[node.name] = node.body
+            return 0
+        if isinstance(node, If):
+            return self.if_(st, node, 0)
+        if isinstance(node, Loop):
+            return self.loop(st, node)
+        if isinstance(node, Case):
+            at = self.where(node)
+            self.branches(st, [*(partial(self.node, node=b) for b in node.arms),
+                               partial(_status, 0)], at, f"a case at {at}")
+            return None
+        if isinstance(node, Special):
+            return self.special(st, node)
+        raise AssertionError(node)
+
+    def isolated(self, st: State, node: Node) -> int | None:
+        """A subshell: its changes never come back (a launch inside it still counts)."""
+        try:
+            return self.node(st.copy(), node)
+        except (Exit, Return, Abort):
+            return None
+
+    def and_or(self, st: State, node: AndOr, cond: bool) -> int | None:
+        status = self.node(st, node.parts[0], cond=True)
+        for op, part in zip(node.ops, node.parts[1:], strict=True):
+            last = part is node.parts[-1]
+            if status is None:  # skipped, the one before it gave 1 (&&) or 0 (||)
+                at = self.where(part)
+                got = self.branches(st, [partial(self.node, node=part, cond=not last),
+                                         partial(_status, int(op == "&&"))], at,
+                                    f"a command that runs only if the one before it "
+                                    f"{'succeeds' if op == '&&' else 'fails'} ({at})")
+                status = got[0] if len(set(got)) == 1 else None
+            elif (status == 0) == (op == "&&"):
+                status = self.node(st, part, cond=cond or not last)
+        return status
+
+    def pipeline(self, st: State, node: Pipeline, cond: bool) -> int | None:
+        if len(node.cmds) == 1:
+            status = self.node(st, node.cmds[0], cond=True)
+        else:  # every part of a pipeline runs in a subshell (lastpipe is off)
+            status = None
+            for cmd in node.cmds:
+                self.isolated(st, cmd)
+        if node.negate:
+            return None if status is None else int(status == 0)
+        if status not in (0, None) and st.errexit and not cond:
+            raise Exit()
+        return status
+
+    def if_(self, st: State, node: If, k: int) -> int | None:
+        if k == len(node.arms):
+            return self.node(st, node.orelse) if node.orelse else 0
+        cond, body = node.arms[k]
+        status = self.node(st, cond, cond=True)
+        if status == 0:
+            return self.node(st, body)
+        if status is not None:
+            return self.if_(st, node, k + 1)
+        at = Where(self.path, cond.line)
+        self.branches(st, [partial(self.node, node=body), partial(self.if_, node=node, k=k + 1)],
+                      at, f"an if whose condition is decided at run time ({at})")
+        return None
+
+    def loop(self, st: State, node: Loop) -> int | None:
+        at = self.where(node)
+        if node.kind == "for" and node.words is not None:
+            try:
+                items = [f for w in node.words for f in self.expander(st).word(w.text)]
+            except Undecided:
+                items = None
+            if items is not None and len(items) <= MAX_ITERATIONS:
+                for item in items:
+                    self.assign_plain(st, node.var, item, at)
+                    self.node(st, node.body)
+                return 0
+
+        def once(s: State, times: int) -> int | None:
+            for _ in range(times):
+                if node.cond is not None:
+                    self.node(s, node.cond, cond=True)
+                if node.var:
+                    s.unknown(node.var, at, f"the loop variable of the loop at {at}")
+                self.node(s, node.body)
+            return None
+
+        self.branches(st, [partial(once, times=n) for n in (0, 1, 2)], at,
+                      f"a loop whose iterations are decided at run time ({at})")
+        return None
+
+    def special(self, st: State, node: Special) -> int | None:
+        if node.kind == "((":
+            for name in re.findall(r"([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                                   r"(?:\+\+|--)\s*([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?:\+\+|--)",
+                                   node.text):
+                for n in name:
+                    if n:
+                        st.unknown(n, self.where(node), "arithmetic")
+        return None
+
+    # ---- conditions -------------------------------------------------------------------------
+
+    def branches(self, st: State, alts: Sequence[Callable[[State], int | None]], at: Where,
+                 why: str) -> list[int | None]:
+        """Run each alternative on a copy; where they end differently, the result is not
+        established. A branch that exits never starts the engine, so it does not count."""
+        outcomes: list[State] = []
+        statuses: list[int | None] = []
+        for alt in alts:
+            s = st.copy()
+            try:
+                statuses.append(alt(s))
+            except Exit:
+                continue
+            except Abort:  # this run skips the rest of the line: merged in when it ends
+                if not s.errexit and self.aborted:
+                    self.aborted[-1].append(s)
+                continue
+            except Return:
+                self.wild(s, at, f"a return under a condition ({at})")
+            except Launched as e:
+                e.launch.argv, e.launch.env_known = None, False
+                e.launch.why = f"the engine starts only under a condition: {why}"
+                raise
+            outcomes.append(s)
+        if not outcomes and self.aborted and self.aborted[-1]:
+            raise Abort()  # every run stops this line here
+        if not outcomes:
+            raise Exit()
+        merge(st, outcomes, at, why)
+        return statuses
+
+    # ---- helpers for builtins ---------------------------------------------------------------
+
+    def expander(self, st: State) -> Expander:
+        return Expander(st, lambda n, v: self.assign_plain(st, n, v, Where(self.path, 0)))
+
+    def assign_plain(self, st: State, name: str, value: str, at: Where) -> None:
+        from ._shbuiltins import assign
+
+        assign(st, name, value, at)
 
 
-def parse_script(text: str, path: str, env: dict[str, str], args: list[str],
-                 is_engine: Callable[[list[str]], bool],
-                 sources: dict[str, str] | None = None) -> Script:
-    """Read a start script. ``env`` is what the unit gives it, ``args`` its arguments,
-    ``is_engine(argv)`` whether a command starts an inference server, ``sources`` the text of
-    the files it sources (read beforehand; see :func:`source_targets`)."""
-    script = Script(path=path)
-    _Reader(script, env, args, is_engine, sources or {}).read(text, path)
-    return script
+def _status(value: int, _st: State) -> int:
+    return value
 
 
-def _words(line: str) -> list[str]:
+def merge(st: State, outcomes: list[State], at: Where, why: str) -> None:
+    """The state after alternatives: what all of them agree on stays established; a value
+    (or an export attribute) that differs between them is not established, from ``at``."""
+    for depth, scope in enumerate(st.scopes):
+        for name in {k for o in outcomes for k in o.scopes[depth]}:
+            # local in some runs only: a later assignment changes the global in the others
+            maybe_local = depth > 0 and not all(name in o.scopes[depth] for o in outcomes)
+            got = [o.scopes[depth].get(name) or Var(None) for o in outcomes]
+            first = got[0]
+            values = {(v.value, v.known) if v.known else (None, False) for v in got}
+            exports = {(v.exported, v.xknown) if v.xknown else (False, False) for v in got}
+            if len(values) == 1 and len(exports) == 1 and all(v == first for v in got):
+                scope[name] = first
+                continue
+            known = len(values) == 1 and first.known
+            xknown = len(exports) == 1 and first.xknown
+            old = next((v for v in got if not v.settled), None)
+            off = all(v.offenv or (v.xknown and not v.exported) or (v.known and v.value is None)
+                      for v in got)
+            sure = all(v.sure_set or (v.known and v.value is not None) for v in got)
+            blank = all(v.blank or (v.known and not v.value) for v in got)
+            filled = all(v.filled or (v.known and v.value) for v in got)
+            seen = {v.value for v in got if v.known}
+            choices = tuple(seen) if all(v.known for v in got) and len(seen) <= 4 else None
+            scope[name] = Var(first.value if known else None, exported=first.exported,
+                              readonly=first.readonly and known, known=known, xknown=xknown,
+                              at=old.at if old else at, why=old.why if old else why,
+                              offenv=off, sure_set=sure and not known, blank=blank and not known,
+                              filled=filled and not known,
+                              propagate=any(v.propagate for v in got),
+                              maybe_propagate=any(v.propagate != got[0].propagate
+                                                  or v.maybe_propagate for v in got),
+                              choices=None if known else choices,
+                              maybe_local=maybe_local or any(v.maybe_local for v in got))
+    if len({o.allexport for o in outcomes}) > 1:
+        st.allexport = None
+    st.errexit = any(o.errexit for o in outcomes)
+    st.nounset = any(o.nounset for o in outcomes)
+    for name in {n for o in outcomes for n in o.funcs}:
+        defs: list[object | None] = []
+        for o in outcomes:
+            d = o.funcs.get(name)
+            for body in (d.bodies if isinstance(d, Maybe) else (d,)):
+                if all(body is not x for x in defs):
+                    defs.append(body)
+        if len(defs) == 1:
+            st.funcs[name] = defs[0]
+        elif any(d is None for d in defs) and name in st.funcs and st.funcs[name] is None \
+                and all(name in o.funcs and o.funcs[name] is None for o in outcomes):
+            st.funcs[name] = None
+        else:
+            st.funcs[name] = Maybe(tuple(defs))
+    if any(o.args != outcomes[0].args for o in outcomes):
+        st.args = None
+    wild = next((o for o in outcomes if o.wild is not None), None)
+    if wild is not None and st.wild is None:
+        st.wild, st.wild_why = wild.wild, wild.wild_why
+
+
+def initial_state(env: dict[str, str], args: list[str], script: str) -> State:
+    return State(scopes=[{k: Var(v, exported=True, inherited=True) for k, v in env.items()}],
+                 args=list(args), script=script)
+
+
+def read_command(argv: list[str], env: dict[str, str], files: dict[str, str | None],
+                 is_engine: Callable[[list[str]], bool], where: Where) -> Reading:
+    """Follow ``argv`` (started with ``env``, as a runtime starts it) to the engine command.
+    ``files`` has the text of the scripts it runs and sources (None: could not be read);
+    ``Reading.wanted`` lists the ones it needed and was not given."""
+    reader = Reader(files, is_engine)
+    reader.path = where.path
+    st = State(scopes=[{}], script="")
+    prefix = {k: Var(v, exported=True, inherited=True) for k, v in env.items()}
     try:
-        return shlex.split(line, comments=True)
-    except ValueError:
-        return []
+        external(reader, st, argv, prefix, where, exec_=True, clear=True)
+    except Launched as e:
+        reader.out.launch = e.launch
+    except (Exit, Return, Abort):
+        pass
+    return reader.out
