@@ -8,7 +8,7 @@ import pytest
 from agentkit._hostmodel._model import HostModel, Server, Setting
 from agentkit._hostmodel._select import select_current
 from agentkit._hostmodel._shell import Where
-from agentkit._hostmodel._shexec import script_of, strip_env
+from agentkit._hostmodel._shexec import Reading, script_of, strip_env
 from agentkit._hostmodel._state import (
     State,
     from_journal,
@@ -17,7 +17,7 @@ from agentkit._hostmodel._state import (
     parse_list_unit_files,
     parse_list_units,
 )
-from agentkit._hostmodel._wrapper import Reading, read_command
+from agentkit._hostmodel._wrapper import read_command
 
 # ---- state ----------------------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ import pytest
 
 from agentkit._hostmodel._engines import engine_of
 from agentkit._hostmodel._shell import Var, Where
-from agentkit._hostmodel._wrapper import Reading, read_command
+from agentkit._hostmodel._shexec import Reading
+from agentkit._hostmodel._wrapper import read_command
 from tests.shellgen import Case, generate
 
 CASES = int(os.environ.get("SHELL_CASES", "1000"))  # more: a longer hunt

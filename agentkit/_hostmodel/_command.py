@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from ._engines import config_flags, engine_of, parse_serve_args
 from ._model import Server, Setting
 from ._shell import Var, Where
-from ._wrapper import Launch, Reading, read_command
+from ._shexec import Launch, Reading
+from ._wrapper import read_command
 
 if TYPE_CHECKING:
     from .._sandbox._context import RecipeContext

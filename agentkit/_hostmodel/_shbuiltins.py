@@ -10,16 +10,24 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
-from ._shell import Expander, Maybe, NoUnset, State, Undecided, Var, Where
-from ._shexec import Abort, Exit, Launched, Return, _env_program, _shell_of, external
+from ._shell import Maybe, NoUnset, State, Undecided, Var, Where
+from ._shexec import (
+    Abort,
+    Exit,
+    Launch,
+    Launched,
+    Reader,
+    Return,
+    _env_program,
+    _shell_of,
+    external,
+)
+from ._shexpand import Expander
 from ._shparse import ASSIGN, Node, Simple
+from ._shvars import NAME, assign, declare, has_literal, set_options, unset
 
-if TYPE_CHECKING:
-    from ._wrapper import Reader
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 _NO_EFFECT = {"echo", "printf", "true", ":", "false", "test", "[", "cd", "pushd", "popd",
               "ulimit", "umask", "trap", "wait", "hash", "type", "pwd", "kill", "sleep",
@@ -30,47 +38,6 @@ _MARK = "\0?"  # a word whose value is not established, in a command probed for 
 _READERS = {"read", "mapfile", "readarray", "getopts"}
 _WRAPPERS = {"nohup", "nice", "ionice", "numactl", "taskset", "stdbuf", "setsid", "chrt",
              "time", "timeout"}
-
-
-def assign(st: State, name: str, value: str | Undecided, at: Where, *, export: bool = False,
-           readonly: bool = False, local: bool = False, append: bool = False) -> bool:
-    """An assignment as bash makes it; False when the variable is readonly (an error).
-    It is exported when asked, under ``set -a``, or when the name already was (an inherited
-    name is: bash marks the whole environment for export)."""
-    old = st.scopes[-1].get(name) if local else st.get(name)
-    if old is not None and old.readonly and old.known:
-        return False
-    if old is not None and old.maybe_local and not local and len(st.scopes) > 1:
-        st.scopes[0][name] = Var(None, known=False, xknown=False, at=at,
-                                 why="a function assigns it where it is local only in some runs")
-    if local and old is None:  # a local takes the export attribute of what it shadows
-        old = st.get(name)
-        if old is not None and old.readonly and old.known:
-            return False  # bash refuses a local that shadows a readonly variable
-        old = Var(None, exported=old.exported, xknown=old.xknown) if old else None
-    sure = export or st.allexport is True
-    exported = sure or bool(old and old.exported)
-    xknown = sure or ((old is None or old.xknown) and (st.allexport is not None or exported))
-    if isinstance(value, Undecided):
-        var = Var(None, exported=exported, xknown=xknown, readonly=readonly, known=False, at=at,
-                  why=value.why, sure_set=True, filled=value.filled)
-    elif append and old is not None and not old.known and not old.blank:
-        var = Var(None, exported=exported, xknown=xknown, known=False, at=at, why=old.why)
-    else:
-        text = ((old.value or "") if append and old and old.known else "") + value
-        var = Var(text, exported=exported, xknown=xknown, readonly=readonly, at=at,
-                  why="" if xknown else (old.why if old and not old.xknown else
-                                         "set -a under a condition"),
-                  )
-    st.put(name, var, local=local)
-    return True
-
-
-def _has_literal(text: str) -> bool:
-    """Whether a value has a character of its own outside every expansion (then it is not
-    empty, whatever the expansions give)."""
-    text = re.sub(r"\$\([^()]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_0-9@*#?$!-]\w*|[\"']", "", text)
-    return bool(text)
 
 
 def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
@@ -103,7 +70,7 @@ def _assignments(reader: Reader, st: State, node: Simple, ex: Expander, at: Wher
             value = ex.value(m.group(3))
         except Undecided as e:
             value, status = e, None
-            e.filled = _has_literal(m.group(3))
+            e.filled = has_literal(m.group(3))
         if not assign(st, name, value, at, append=m.group(2) == "+="):
             raise Abort()
     return status
@@ -112,7 +79,7 @@ def _assignments(reader: Reader, st: State, node: Simple, ex: Expander, at: Wher
 def _command(reader: Reader, st: State, node: Simple, ex: Expander, at: Where) -> int | None:
     first = node.words[0].text
     if first in _DECLARE and not node.assigns:
-        return _declare(reader, st, first, [t.text for t in node.words[1:]], ex, at)
+        return declare(reader, st, first, [t.text for t in node.words[1:]], ex, at)
     try:
         argv = [f for t in node.words for f in ex.word(t.text)]
     except Undecided as e:
@@ -166,8 +133,6 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
         if v.value and v.value.startswith(_MARK):
             env[k] = Var(None, exported=True, known=False, at=at, why=v.value[len(_MARK):])
     if rest and reader.is_engine(rest):
-        from ._wrapper import Launch
-
         unknown = next((w[len(_MARK):] for w in rest if w.startswith(_MARK)), None)
         why = f"its command line has {unknown}" if unknown else ""
         if unknown and e.may_exit:
@@ -251,152 +216,7 @@ def _call_body(reader: Reader, st: State, body: object | None, name: str, args: 
         st.args = saved
 
 
-# ---- declaration builtins -------------------------------------------------------------------
-
-
-def _declare(reader: Reader, st: State, cmd: str, words: list[str], ex: Expander, at: Where
-             ) -> int | None:
-    opts: dict[str, bool] = {}
-    status: int | None = 0
-    args = list(words)
-    while args and re.fullmatch(r"[-+][a-zA-Z]+", args[0]):
-        for c in args[0][1:]:
-            opts[c] = args[0][0] == "-"
-        args.pop(0)
-    if args[:1] == ["--"]:
-        args.pop(0)
-    in_func = len(st.scopes) > 1
-    local = cmd == "local" or (cmd in ("declare", "typeset") and in_func and not opts.get("g"))
-    if cmd == "local" and not in_func:
-        return 1
-    if opts.get("p") or opts.get("f") or opts.get("F") or "f" in opts:
-        return 0
-    if set(opts) - {"x", "r", "g", "n"} or (cmd != "export" and opts.get("n") is not None):
-        for w in args:
-            m = _NAME.match(w)
-            if m:
-                st.unknown(m.group(0), at, f"{cmd} with options this reading does not model")
-        return None
-    export: bool | None = True if cmd == "export" else opts.get("x")
-    if cmd == "export" and opts.get("n"):
-        export = False
-    readonly = cmd == "readonly" or opts.get("r") is True
-    for w in args:
-        if ASSIGN.match(w):  # NAME=VALUE as written: the value is not split
-            fields, literal = [w], False
-        else:
-            try:
-                fields, literal = ex.word(w), True
-            except Undecided as e:
-                reader.wild(st, at, f"{cmd} with {e.why}")
-                return None
-        for f in fields:
-            got = _declare_one(st, f, ex, at, export, readonly, local, literal, cmd)
-            status = got if status == 0 or got == 1 else status
-    return status
-
-
-def _declare_one(st: State, word: str, ex: Expander, at: Where, export: bool | None,
-                 readonly: bool, local: bool, literal: bool = False, cmd: str = "export"
-                 ) -> int | None:
-    m = ASSIGN.match(word)
-    if m is None:  # NAME alone: its attributes change, its value stays
-        if not _NAME.fullmatch(word):
-            return 1
-        old = st.scopes[-1].get(word) if local else st.get(word)
-        if local and old is None and len(st.scopes) > 2 and word in st.scopes[-2]:
-            old, local = st.scopes[-2][word], False  # NAME=V f: f's declare acts on it
-        elif local and old is None:  # unset while the function runs
-            st.scopes[-1][word] = Var(None, exported=bool(export), placeholder=True, at=at)
-            return 0
-        old = old or Var(None)
-        st.put(word, replace(old, exported=old.exported if export is None else export,
-                             xknown=old.xknown or export is not None,
-                             readonly=old.readonly or readonly,
-                             at=old.at or (at if old.value is None else None),
-                             offenv=old.offenv and export is None,
-                             propagate=export is True or old.propagate), local=local)
-        return 0
-    name, op = m.group(1), m.group(2)
-    value: str | Undecided
-    try:
-        value = m.group(3) if literal else ex.value(m.group(3))
-    except Undecided as e:
-        value = e
-        e.filled = _has_literal(m.group(3))
-    if local and cmd != "local" and name not in st.scopes[-1] and len(st.scopes) > 2 and \
-            name in st.scopes[-2]:
-        local = False  # declare NAME=V in f, called as NAME=W f: it changes that one
-    if not assign(st, name, value, at, export=export is True, readonly=readonly, local=local,
-                  append=op == "+="):
-        if cmd == "export":  # the value stays, the export attribute is still given
-            if st.errexit:  # export's assignment error ends the script under set -e
-                raise Exit()
-            _declare_one(st, name, ex, at, export, False, local)
-        return 1
-    if export is True:  # exported: a NAME=V f variable stays after f (bash propagates it)
-        st.put(name, replace(st.get(name) or Var(None), propagate=True))
-    if export is False:
-        var = st.get(name)
-        assert var is not None
-        st.put(name, Var(var.value, exported=False, readonly=var.readonly, known=var.known,
-                         at=var.at, why=var.why), local=local)
-    return None if isinstance(value, Undecided) else 0
-
-
 # ---- other builtins -------------------------------------------------------------------------
-
-
-def _unset(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var], at: Where
-           ) -> int | None:
-    args = argv[1:]
-    funcs = False
-    while args and args[0].startswith("-"):
-        funcs = funcs or "f" in args[0]
-        args.pop(0)
-    status = 0
-    for name in args:
-        if funcs:
-            st.funcs.pop(name, None)
-            continue
-        old = st.get(name)
-        if old is not None and old.readonly and old.known:
-            status = 1
-        elif old is not None or st.wild is not None:
-            st.scope_of(name)[name] = Var(None, at=at)  # unset, whatever it was
-    return status
-
-
-def _set(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var], at: Where
-         ) -> int | None:
-    args = argv[1:]
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-o", "+o") and i + 1 < len(args):
-            _option(st, args[i + 1], a[0] == "-")
-            i += 2
-            continue
-        if a in ("--", "-"):
-            st.args = args[i + 1 :]
-            return 0
-        if re.fullmatch(r"[-+][a-zA-Z]+", a):
-            for c in a[1:]:
-                _option(st, {"a": "allexport", "e": "errexit", "u": "nounset",
-                             "f": "noglob"}.get(c, c), a[0] == "-")
-            i += 1
-            if "o" in a[1:] and i < len(args):  # -euo pipefail: -o takes the next word
-                _option(st, args[i], a[0] == "-")
-                i += 1
-            continue
-        st.args = args[i:]
-        return 0
-    return 0
-
-
-def _option(st: State, name: str, on: bool) -> None:
-    if name in ("allexport", "errexit", "nounset", "noglob"):
-        setattr(st, name, on)
 
 
 def _shift(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var], at: Where
@@ -479,7 +299,7 @@ def _control(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var],
 
 def _readers(reader: Reader, st: State, argv: list[str], at: Where) -> int | None:
     """read NAME…, mapfile NAME, getopts SPEC NAME, printf -v NAME: set at run time."""
-    names = [a for a in argv[1:] if _NAME.fullmatch(a)]
+    names = [a for a in argv[1:] if NAME.fullmatch(a)]
     if argv[0] == "printf":
         names = [argv[argv.index("-v") + 1]] if argv.index("-v") + 1 < len(argv) else []
     elif argv[0] == "read" and not names:
@@ -495,5 +315,5 @@ def _readers(reader: Reader, st: State, argv: list[str], at: Where) -> int | Non
     return None
 
 
-_BUILTINS = {"unset": _unset, "set": _set, "shift": _shift, "source": _source, ".": _source,
+_BUILTINS = {"unset": unset, "set": set_options, "shift": _shift, "source": _source, ".": _source,
              "eval": _eval, "exec": _exec, "return": _control, "exit": _control}

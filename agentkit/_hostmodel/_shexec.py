@@ -7,16 +7,57 @@ flow the reader unwinds with: a launch, an exit, a return, a readonly error.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ._shell import State, Var, Where
-
-if TYPE_CHECKING:
-    from ._wrapper import Launch, Reader
+from ._shparse import Node
 
 SHELLS = {"sh", "bash", "dash", "zsh"}
 _ENV_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+@dataclass
+class Launch:
+    """The engine command the script reaches. ``argv`` None: not established (``why``)."""
+
+    argv: list[str] | None
+    env: dict[str, Var]
+    at: Where
+    why: str = ""
+    env_known: bool = True  # False: started under a condition, its environment not established
+    probe: list[str] = field(default_factory=list)  # argv with "?" where not established
+    wild: Where | None = None  # other names may be changed here (eval, unreadable source…)
+    wild_why: str = ""
+    shell_vars: dict[str, Var] = field(default_factory=dict)  # set in the shell, not exported
+
+
+@dataclass
+class Reading:
+    launch: Launch | None = None
+    problems: list[str] = field(default_factory=list)
+    wanted: list[str] = field(default_factory=list)  # files it needed and did not have
+    read: list[str] = field(default_factory=list)  # files it read (scripts, sourced files)
+
+
+class Reader(Protocol):
+    """What the commands of a script need from the reader that runs them (the reader itself
+    is :class:`._wrapper.Reader`, above the builtins, which only know this much of it)."""
+
+    files: dict[str, str | None]
+    out: Reading
+    path: str
+    is_engine: Callable[[list[str]], bool]
+
+    def program(self, st: State, text: str, path: str) -> int | None: ...
+
+    def node(self, st: State, node: Node, cond: bool = False) -> int | None: ...
+
+    def wild(self, st: State, at: Where, why: str) -> None: ...
+
+    def branches(self, st: State, alts: Sequence[Callable[[State], int | None]], at: Where,
+                 why: str) -> list[int | None]: ...
 
 
 class Launched(Exception):
@@ -45,8 +86,6 @@ def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at
              exec_: bool, clear: bool = False) -> int | None:
     """A program started with ``env``: the engine (the reading ends), ``env`` itself, a child
     shell or script (followed), or anything else (it cannot change this shell)."""
-    from ._wrapper import Launch
-
     argv, env, why = _env_program(argv, env, at)
     if why:
         reader.out.problems.append(f"{at}: {why}")

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 
 from ._shbuiltins import run_simple
-from ._shell import Expander, Maybe, State, Undecided, Var, Where
-from ._shexec import Abort, Exit, Launched, Return, external
+from ._shell import Maybe, State, Undecided, Var, Where
+from ._shexec import Abort, Exit, Launched, Reading, Return, external
+from ._shexpand import Expander
 from ._shparse import (
     AndOr,
     Background,
@@ -43,32 +43,10 @@ from ._shparse import (
     Special,
     parse,
 )
+from ._shvars import assign
 
 MAX_DEPTH = 12  # nested sources, functions, child shells, evals
 MAX_ITERATIONS = 64  # a for loop over known words is unrolled up to this
-
-
-@dataclass
-class Launch:
-    """The engine command the script reaches. ``argv`` None: not established (``why``)."""
-
-    argv: list[str] | None
-    env: dict[str, Var]
-    at: Where
-    why: str = ""
-    env_known: bool = True  # False: started under a condition, its environment not established
-    probe: list[str] = field(default_factory=list)  # argv with "?" where not established
-    wild: Where | None = None  # other names may be changed here (eval, unreadable source…)
-    wild_why: str = ""
-    shell_vars: dict[str, Var] = field(default_factory=dict)  # set in the shell, not exported
-
-
-@dataclass
-class Reading:
-    launch: Launch | None = None
-    problems: list[str] = field(default_factory=list)
-    wanted: list[str] = field(default_factory=list)  # files it needed and did not have
-    read: list[str] = field(default_factory=list)  # files it read (scripts, sourced files)
 
 
 class Reader:
@@ -299,8 +277,6 @@ class Reader:
         return Expander(st, lambda n, v: self.assign_plain(st, n, v, Where(self.path, 0)))
 
     def assign_plain(self, st: State, name: str, value: str, at: Where) -> None:
-        from ._shbuiltins import assign
-
         assign(st, name, value, at)
 
 
