@@ -128,6 +128,26 @@ class Gen:
         self.depth -= 1
         return f"{self.r.choice(['source', '.'])} {path}"
 
+    def host_file(self) -> str:
+        """A file of the host, the same in every world and given to the reading too: tested
+        with -e/-f/-s (and !), then sourced, as in ``[ -f F ] && . F``. The reading decides
+        these from the file it read; a file it cannot read is a run-time flag above."""
+        path = f"{self.root}/etc/h{self.nfiles}.env"
+        self.nfiles += 1
+        self.depth += 1
+        self.case.files[path] = "\n".join(["# host file", *self.stmts(self.r.randint(1, 3))]) \
+            + "\n"
+        other = self.nested(1)
+        self.depth -= 1
+        op = self.r.choice(["-e", "-f", "-s"])
+        test = self.r.choice([f"[ {op} {path} ]", f"test {op} {path}"])
+        negated = self.r.choice([f"[ ! {op} {path} ]", f"test ! {op} {path}"])
+        src = self.r.choice([". ", "source "]) + path
+        return self.r.choice([f"{test} && {src}", f"{negated} || {src}",
+                              f"{negated} && {{ {other}; }}",
+                              f"if {test}; then {src}; else {other}; fi",
+                              f"if {negated}; then {other}; fi"])
+
     def function(self) -> str:
         name = f"fn{self.nfuncs}"
         self.nfuncs += 1
@@ -199,6 +219,17 @@ class Gen:
         return line
 
 
+def _host_files(seed: int, g: Gen, body: list[str]) -> None:
+    """Tests on host files, put among the statements from a random stream of their own (so
+    the rest of each case is the script it was before they were added), and only before a
+    loop: its ``rm`` may change files, after which the reading rightly decides no file test."""
+    h = Gen(random.Random(seed + 1_000_003), g.root, g.engine)
+    h.case, h.nfiles, h.nfuncs = g.case, g.nfiles + 100, g.nfuncs + 100
+    loops = [i for i, line in enumerate(body) if "rm -f" in line]
+    for _ in range(h.r.choice([0, 1, 1, 2])):
+        body.insert(h.r.randint(0, loops[0] if loops else len(body)), h.host_file())
+
+
 def generate(seed: int, root: str, engine: str) -> Case:
     r = random.Random(seed)
     g = Gen(r, root, engine)
@@ -209,7 +240,9 @@ def generate(seed: int, root: str, engine: str) -> Case:
         env["TP"] = r.choice(["8", "2 4"])
     g.case.env = env
     body = [*(["set -e"] if r.random() < 0.15 else []), *(["set -u"] if r.random() < 0.08 else []),
-            *g.stmts(r.randint(2, 9)), g.launch()]
+            *g.stmts(r.randint(2, 9))]
+    _host_files(seed, g, body)
+    body.append(g.launch())
     text = "\n".join(body) + "\n"
     args = r.choice([[], ["--port", "1"], ["a b", "c"]])
     form = r.random()

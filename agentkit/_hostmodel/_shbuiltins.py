@@ -26,10 +26,11 @@ from ._shexec import (
 )
 from ._shexpand import Expander
 from ._shparse import ASSIGN, Node, Simple
+from ._shtest import file_test, may_change_files
 from ._shvars import NAME, assign, declare, has_literal, set_options, unset
 
 _DECLARE = {"export", "declare", "typeset", "local", "readonly"}
-_NO_EFFECT = {"echo", "printf", "true", ":", "false", "test", "[", "cd", "pushd", "popd",
+_NO_EFFECT = {"echo", "printf", "true", ":", "false", "cd", "pushd", "popd",
               "ulimit", "umask", "trap", "wait", "hash", "type", "pwd", "kill", "sleep",
               "alias", "unalias", "shopt", "times", "caller", "history", "jobs", "disown",
               "logger", "mkdir", "chmod", "chown", "rm", "cp", "mv", "touch", "ln", "cat",
@@ -42,6 +43,8 @@ _WRAPPERS = {"nohup", "nice", "ionice", "numactl", "taskset", "stdbuf", "setsid"
 
 def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
     at = Where(reader.path, node.line, " ".join(t.text for t in [*node.assigns, *node.words]))
+    if node.writes and reader.touched is None:
+        reader.touched = at
     ex = Expander(st, lambda n, v: _default(st, n, v, at))
     try:
         if not node.words:
@@ -51,7 +54,7 @@ def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
         raise Exit() from None
 
 
-def _default(st: State, name: str, value: str, at: Where) -> None:
+def _default(st: State, name: str, value: str | Undecided, at: Where) -> None:
     if not assign(st, name, value, at):
         raise Abort()
 
@@ -140,6 +143,7 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
         raise Launched(Launch(None if unknown else rest, env, at, why=why, probe=rest,
                               env_known=not (unknown and e.may_exit), wild=st.wild,
                               wild_why=st.wild_why))
+    may_change_files(reader, name, at)  # its name is literal: `rm -f "$X"` may write
     if probe[0] == "exec" or _shell_of(rest):
         reader.out.problems.append(f"{at}: runs a command with {e.why}")
     if probe[0] == "exec":
@@ -172,6 +176,7 @@ def dispatch(reader: Reader, st: State, argv: list[str], prefix: dict[str, Var],
     if name == "false":
         return 1
     if name in _NO_EFFECT:
+        may_change_files(reader, name, at)  # rm, cp, touch…: file tests are no longer decided
         return None
     return external(reader, st, argv, {**st.exported(), **prefix}, at, exec_=False)
 
@@ -315,5 +320,6 @@ def _readers(reader: Reader, st: State, argv: list[str], at: Where) -> int | Non
     return None
 
 
-_BUILTINS = {"unset": unset, "set": set_options, "shift": _shift, "source": _source, ".": _source,
-             "eval": _eval, "exec": _exec, "return": _control, "exit": _control}
+_BUILTINS = {"unset": unset, "set": set_options, "shift": _shift, "source": _source,
+             ".": _source, "eval": _eval, "exec": _exec, "test": file_test, "[": file_test,
+             "return": _control, "exit": _control}

@@ -49,6 +49,7 @@ class Reader(Protocol):
     out: Reading
     path: str
     is_engine: Callable[[list[str]], bool]
+    touched: Where | None  # where the script first ran something that may change files
 
     def program(self, st: State, text: str, path: str) -> int | None: ...
 
@@ -99,7 +100,9 @@ def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at
         text, path, args, script, opts = child
         return run_child(reader, env, text, path, args, script, opts, at, st.wild,
                          st.wild_why)
-    elif argv[0].endswith(".sh") or _shell_of(argv):
+    if reader.touched is None:  # a program not followed may write files
+        reader.touched = at
+    if argv[0].endswith(".sh") or _shell_of(argv):
         reader.out.problems.append(f"{at}: runs {' '.join(argv[:2])}, which could not be read")
     return None
 

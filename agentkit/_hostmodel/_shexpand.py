@@ -23,7 +23,8 @@ BREAK: Piece = ("", True, True)  # "$@": a boundary between fields
 
 
 class Expander:
-    def __init__(self, state: State, assign: Callable[[str, str], None]) -> None:
+    def __init__(self, state: State, assign: Callable[[str, str | Undecided], None]
+                 ) -> None:
         self.st = state
         self.assign = assign  # ${NAME:=word} assigns, as an assignment statement would
 
@@ -120,7 +121,8 @@ class Expander:
             out.append((" ".join(args), dq, True))
             return end
         var = self.st.get(name) if not name.isdigit() and name not in "#0" else None
-        if var is not None and not var.known and var.choices is not None and not b.group("len"):
+        if var is not None and not var.known and var.choices is not None and not b.group("len") \
+                and (op is None or op[-1] in "-+"):  # := and :? go on below (blank, filled)
             got = {self._choice(c, name, op, word, dq) for c in var.choices}
             if len(got) == 1:  # every run gives the same text
                 out.append((got.pop(), dq, True))
@@ -138,7 +140,11 @@ class Expander:
                 if use_word or op[-1] == "+":
                     return end
             elif op[-1] == "=" and use_word:
-                value = "".join(p[0] for p in self.inner(word, dq))
+                try:
+                    value = "".join(p[0] for p in self.inner(word, dq))
+                except Undecided as e:  # bash still assigns: a value not established
+                    self.assign(name, e)
+                    raise
                 self.assign(name, value)
             elif op[-1] == "?" and use_word:
                 raise Undecided(f"${{{body}}}: the script stops there when {name} is unset")

@@ -183,3 +183,10 @@ def tokenize(text: str) -> list[Tok]:
     return _Lexer(text).run()
 
 
+def writes(op: Tok, toks: list[Tok], i: int) -> bool:
+    """Whether the redirection at ``toks[i]`` may write a file: any ``>`` form, except a
+    duplication onto a descriptor (``>&2``, ``>&-``)."""
+    if ">" not in op.text:
+        return False
+    target = toks[i + 1].text if i + 1 < len(toks) else ""
+    return not (op.text == ">&" and (target.isdigit() or target == "-"))

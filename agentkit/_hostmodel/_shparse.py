@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ._shlex import ParseError, Tok, tokenize
+from ._shlex import ParseError, Tok, tokenize, writes
 
 _REDIRS = {"&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", ">>", ">&", ">|", "<", ">"}
 ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?=)(.*)$", re.S)
@@ -28,6 +28,7 @@ class Simple:
     assigns: list[Tok]
     words: list[Tok]
     array: bool = False  # NAME=( … ): an array, never exported
+    writes: bool = False  # has an output redirection: it may create or change a file
 
 
 @dataclass
@@ -78,6 +79,7 @@ class Case:
     line: int
     word: Tok
     arms: list[Seq]
+    catch_all: bool = False  # an unquoted * pattern: some arm always runs
 
 
 @dataclass
@@ -222,7 +224,8 @@ class _Parser:
             node = FuncDef(tok.line, tok.text, self.command())
         else:
             return self.simple()
-        self._redirections()
+        if self._redirections():  # `{ …; } > FILE`: the file is opened before the body runs
+            return Seq(tok.line, [Simple(tok.line, [], [], writes=True), node])
         return node
 
     def _close_op(self, op: str) -> None:
@@ -230,10 +233,14 @@ class _Parser:
             raise ParseError(self.line(), f"expected {op!r}")
         self.i += 1
 
-    def _redirections(self) -> None:
+    def _redirections(self) -> bool:
+        """Skip the redirections here; whether one of them may write a file."""
+        out = False
         while (tok := self.peek()) is not None and (tok.kind == "io" or (
                 tok.kind == "op" and tok.text in _REDIRS)):
+            out = out or (tok.kind == "op" and writes(tok, self.t, self.i))
             self.i += 1 if tok.kind == "io" else 2
+        return out
 
     def _test(self, line: int) -> Special:
         parts = []
@@ -253,6 +260,7 @@ class _Parser:
             if tok.kind == "io":
                 self.i += 1
             elif tok.kind == "op" and tok.text in _REDIRS:
+                node.writes = node.writes or writes(tok, self.t, self.i)
                 self.i += 2
             elif tok.kind != "word":
                 break
@@ -342,16 +350,18 @@ def _case(p: _Parser, line: int) -> Case:
     p.newlines()
     p.expect_word("in")
     arms: list[Seq] = []
+    any_arm = False
     while True:
         p.newlines()
         if p.is_word("esac"):
             p.i += 1
-            return Case(line, word, arms)
+            return Case(line, word, arms, any_arm)
         if p.is_op("("):
             p.i += 1
         while not p.is_op(")"):  # the patterns
             if p.peek() is None:
                 raise ParseError(line, "unterminated case")
+            any_arm = any_arm or p.is_word("*")
             p.i += 1
         p.i += 1
         arms.append(p.seq())

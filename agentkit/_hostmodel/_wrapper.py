@@ -43,6 +43,7 @@ from ._shparse import (
     Special,
     parse,
 )
+from ._shtest import substitution_writes
 from ._shvars import assign
 
 MAX_DEPTH = 12  # nested sources, functions, child shells, evals
@@ -57,6 +58,7 @@ class Reader:
         self.out = Reading()
         self.path = ""
         self.depth = 0
+        self.touched: Where | None = None  # file tests are decided only before this point
         # per program being read: states of the runs that stopped this line early (a readonly
         # assignment under a condition), merged in when the line ends
         self.aborted: list[list[State]] = []
@@ -78,6 +80,9 @@ class Reader:
                 self.out.problems.append(f"{path}:{e.line}: the shell syntax could not be read")
                 self.wild(st, Where(path, e.line), "shell syntax this reading cannot parse")
                 return None
+            line = substitution_writes(text)
+            if line is not None and self.touched is None:
+                self.touched = Where(path, line)
             status: int | None = 0
             self.aborted.append([])
             for seq in lines:
@@ -147,8 +152,9 @@ class Reader:
             return self.loop(st, node)
         if isinstance(node, Case):
             at = self.where(node)
-            self.branches(st, [*(partial(self.node, node=b) for b in node.arms),
-                               partial(_status, 0)], at, f"a case at {at}")
+            none = [] if node.catch_all else [partial(_status, 0)]  # no pattern matches
+            self.branches(st, [*(partial(self.node, node=b) for b in node.arms), *none], at,
+                          f"a case at {at}")
             return None
         if isinstance(node, Special):
             return self.special(st, node)
@@ -276,7 +282,7 @@ class Reader:
     def expander(self, st: State) -> Expander:
         return Expander(st, lambda n, v: self.assign_plain(st, n, v, Where(self.path, 0)))
 
-    def assign_plain(self, st: State, name: str, value: str, at: Where) -> None:
+    def assign_plain(self, st: State, name: str, value: str | Undecided, at: Where) -> None:
         assign(st, name, value, at)
 
 
