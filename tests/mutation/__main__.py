@@ -165,7 +165,8 @@ TARGETS: dict[str, Target] = {
     # every mutant reads as surviving (a broken run, not a score)
     "kernel-layer": Target("agentkit/_sandbox/_kernel.py",
                            ["tests/security/test_kernel_layer.py",
-                            "tests/security/test_kernel_masks.py"]),
+                            "tests/security/test_kernel_masks.py",
+                            "tests/security/test_kernel_flags.py"]),
 }
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
