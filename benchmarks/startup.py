@@ -44,10 +44,15 @@ def processes(reps: int, example: str) -> dict[str, Any]:
         base.append(_timed([sys.executable, "-c", "pass"]))
         ask.append(_timed(_ask_argv(example)))
     med = statistics.median
+    pairs = list(zip(ask, base, strict=True))
     return {"ask_wall_s": round(med(w for w, _ in ask), 3),
             "ask_cpu_s": round(med(c for _, c in ask), 3),
             "python_wall_s": round(med(w for w, _ in base), 3),
-            "ask_wall_min_s": round(min(w for w, _ in ask), 3)}
+            "ask_wall_min_s": round(min(w for w, _ in ask), 3),
+            # the target is a ratio measured by pairs: each ask beside the bare start just
+            # before it, so a change of load between them moves both
+            "ratio_by_pairs": round(med(a[0] / b[0] for a, b in pairs), 1),
+            "cpu_ratio_by_pairs": round(med(a[1] / max(b[1], 1e-3) for a, b in pairs), 1)}
 
 
 def importers(example: str, top: int) -> list[tuple[str, float]]:
@@ -85,7 +90,8 @@ def main() -> None:
         print(json.dumps(out))
         return
     print(f"agentkit ask: {out['ask_wall_s']} s wall (min {out['ask_wall_min_s']}), "
-          f"{out['ask_cpu_s']} s CPU; python -c pass: {out['python_wall_s']} s")
+          f"{out['ask_cpu_s']} s CPU; python -c pass: {out['python_wall_s']} s; "
+          f"{out['ratio_by_pairs']}x by pairs (CPU {out['cpu_ratio_by_pairs']}x)")
     for mod, ms in out["importers_ms"]:
         print(f"  {ms:7.1f} ms  {mod}")
 

@@ -47,6 +47,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     monkeypatch.setenv("AGENTKIT_CONFIG", str(tmp_path / "no-config.toml"))
     (tmp_path / "no-config.toml").write_text("")
     monkeypatch.setenv("AGENTKIT_TRACE_DIR", str(tmp_path / "traces"))
+    # compiled templates are not cached across tests (tests/test_jinja_cache.py turns it on):
+    # a test must not pass on code compiled by another run, nor a mutant on its original's
+    monkeypatch.setenv("AGENTKIT_CACHE_DIR", "off")
     yield
 
 

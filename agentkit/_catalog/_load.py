@@ -17,13 +17,14 @@ import yaml
 from pydantic import ValidationError
 
 from .._resources import bundled
-from . import _check
+from . import _check, _jinja_cache, _template
 from ._template import _LOADER, TaskTemplate, TemplateError
 
 
 def load_template(path: Path) -> TaskTemplate:
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise TemplateError(f"{path}: not valid YAML: {exc}") from None
     except OSError as exc:
@@ -39,11 +40,38 @@ def load_template(path: Path) -> TaskTemplate:
     if tpl.name != path.stem:
         raise TemplateError(f"{path}: field 'name' is {tpl.name!r} but the file is named "
                             f"{path.name}; they must match")
+    _checked(path, tpl, text)
+    tpl.source = str(path)
+    return tpl
+
+
+def _checked(path: Path, tpl: TaskTemplate, text: str) -> None:
+    """The static checks, skipped for a text that passed them before under the same checker
+    (a marker in the on-disk cache, keyed by the text, the checker's own source and the
+    recipe functions): parsing every claim of every template was work that grew with the
+    catalog, paid on each run for texts that had not changed."""
+    from ._recipe import FUNCTIONS, _env
+
+    checker = _checker_source()
+    marker = _jinja_cache.key(_env(), "checked", "\0".join(
+        [checker or "", ",".join(sorted(FUNCTIONS)), text])) + ".checked"
+    if checker is not None and _jinja_cache.read(marker) is not None:
+        return
     found = _check.problems(tpl)
     if found:
         raise TemplateError(f"{path}: " + "; ".join(found))
-    tpl.source = str(path)
-    return tpl
+    if checker is not None:
+        _jinja_cache.write(marker, b"")
+
+
+@lru_cache(maxsize=1)
+def _checker_source() -> str | None:
+    """The checks' and the schema's own code (None where it cannot be read: no marker)."""
+    try:
+        return "\0".join(Path(m.__file__ or "").read_text(encoding="utf-8")
+                         for m in (_check, _template))
+    except OSError:
+        return None
 
 
 def check_tools(catalog: dict[str, TaskTemplate], tools: Sequence[str]) -> None:

@@ -50,13 +50,29 @@ def split_question(question: str) -> list[str]:
     return [p.strip() for p in parts if len(p.strip()) > 2]
 
 
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def has_word(key: str, norm: str) -> bool:
+    """``key`` occurs in ``norm`` with no ASCII letter or digit on either side: what
+    ``re.search(r"(?<![a-z0-9])KEY(?![a-z0-9])")`` finds, without compiling a regex per keyword
+    of every template (that was work growing with the catalog, on every question)."""
+    i = norm.find(key)
+    while i != -1:
+        j = i + len(key)
+        if (i == 0 or norm[i - 1] not in _WORD) and (j == len(norm) or norm[j] not in _WORD):
+            return True
+        i = norm.find(key, i + 1)
+    return False
+
+
 def score(text: str, tpl: TaskTemplate) -> tuple[int, list[str]]:
     norm = normalize(text)
     hits: dict[str, str] = {}
     points = 0
     for kw in tpl.triggers.keywords:
         key = normalize(kw)
-        if key not in hits and re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", norm):
+        if key not in hits and has_word(key, norm):
             hits[key] = kw
             points += 1
     for phrase in tpl.triggers.phrases:

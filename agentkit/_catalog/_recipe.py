@@ -20,6 +20,7 @@ from .._sandbox._context import RecipeContext as RecipeContext  # the recipe fun
 from .._sandbox._context import StepFailed as StepFailed
 from .._sandbox._sandbox import Sandbox
 from .._types import Finding, TaskResult, TaskSpec, TaskStatus, Usage
+from . import _jinja_cache
 from ._template import Step, TaskTemplate
 
 RecipeFunction = Callable[..., Awaitable[Any]]
@@ -47,12 +48,12 @@ def _env() -> ImmutableSandboxedEnvironment:
 
 @lru_cache(maxsize=512)
 def _expr(source: str) -> Any:
-    return _env().compile_expression(source, undefined_to_none=False)
+    return _jinja_cache.compile_expression(_env(), source, undefined_to_none=False)
 
 
 @lru_cache(maxsize=512)
 def _text(source: str) -> Any:
-    return _env().from_string(source)
+    return _jinja_cache.from_string(_env(), source)
 
 
 class RecipeRunner:

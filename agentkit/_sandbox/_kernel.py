@@ -92,8 +92,8 @@ def _probe(bwrap: str) -> str | None:
         return f"bubblewrap is not installed at {bwrap} (Debian/Ubuntu: apt install bubblewrap)"
     try:
         done = subprocess.run(
-            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--proc",
-             "/proc", "--dev", "/dev", "--", "/bin/true"],
+            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--as-pid-1", "--die-with-parent",
+             "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"],
             capture_output=True, timeout=10, env={}, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap did not start: {exc}"
@@ -197,7 +197,10 @@ def wrap(argv: Sequence[str], env: dict[str, str], needs: Needs, *, live: bool,
     else:
         args += _system_only()
     if not needs.host_pids:
-        args += ["--unshare-pid", "--proc", "/proc"]
+        # --as-pid-1: no bwrap init in the namespace. The monitor exits on the init's status
+        # report without reaping it, so each command left a `[bwrap] <defunct>` where pid 1
+        # does not reap; the command itself as pid 1 is the monitor's child, and is waited for.
+        args += ["--unshare-pid", "--as-pid-1", "--proc", "/proc"]
     args += ["--dev", "/dev"]
     if needs.devices:
         for node in sorted(glob.glob("/dev/nvidia*")):

@@ -161,6 +161,12 @@ TARGETS: dict[str, Target] = {
         '1)[-1])': "the .service suffix is dropped as a generic word anyway",
     }),
     "host-wrapper": Target("agentkit/_hostmodel/_wrapper.py", ["tests/test_host_model.py"]),
+    # bubblewrap on this machine runs every command of these tests: without it they skip and
+    # every mutant reads as surviving (a broken run, not a score)
+    "kernel-layer": Target("agentkit/_sandbox/_kernel.py",
+                           ["tests/security/test_kernel_layer.py",
+                            "tests/security/test_kernel_masks.py",
+                            "tests/security/test_kernel_flags.py"]),
 }
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.

@@ -203,7 +203,7 @@ SLICES = [
 
 @pytest.mark.parametrize("root", ["live", "snapshot"])
 @pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "allowlist-only"])
-@pytest.mark.parametrize("argv", SLICES, ids=[" ".join(a[:3]) for a in SLICES])
+@pytest.mark.parametrize("argv", SLICES, ids=[" ".join(a[:3]).replace("\\", "") for a in SLICES])
 def test_slicing_gets_no_secret_from_a_readable_file(tmp_path: Path, argv: list[str],
                                                      kernel: bool, root: str) -> None:
     if root == "snapshot" and (argv[0] not in _rooted.FILE_READERS or "{d}" in argv):
