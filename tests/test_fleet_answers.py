@@ -1,0 +1,128 @@
+"""Fleet answers a person can read in ten seconds (issue 23), on fleets made from the
+reference example (examples/blackwell-kimi: ``NCCL_PROTO=LL`` at vllm-kimi.service:15).
+
+Expected before running, from what the hosts are: NCCL reads ``NCCL_PROTO`` from the
+process environment, so hosts whose unit sets ``Simple`` have Simple, a host whose unit lost
+the line has it unset (NCCL's default); an empty directory is no snapshot at all (failed,
+not "differs"); a host with no unit starting an engine has no model server; the exit code
+is 0 only when every host answered, 8 when some did not, 7 when none did (README)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agentkit import Orchestrator
+from agentkit._fleet._names import expand
+from agentkit._fleet._snapfleet import SnapshotFleet
+from agentkit._trace._read import read_trace
+from agentkit._trace._report import render_report
+from agentkit._types import Answer
+from benchmarks._fleet_hosts import make_reference_fleet
+
+REPO = Path(__file__).resolve().parent.parent
+QUESTION = "Is NCCL tuned the same on all nodes?"
+HASH = re.compile(r"#[0-9a-f]{8}\b")
+
+
+def ask(root: Path, trace: Path | None = None) -> Answer:
+    from agentkit._trace import Trace
+
+    async def go() -> Answer:
+        kw = {"trace": Trace(trace)} if trace else {}
+        orch = Orchestrator.fleet(SnapshotFleet(root), **kw)
+        async with orch:
+            return await orch.investigate(QUESTION)
+
+    return anyio.run(go)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Answer, Path]:
+    root = tmp_path_factory.mktemp("ref")
+    make_reference_fleet(root / "f", 24, simple=(7, 12, 19), unset=(9,), empty=(15, 21))
+    trace = root / "t.jsonl"
+    return root / "f", ask(root / "f", trace), trace
+
+
+def test_the_bottom_line_names_the_differing_values_in_plain_words(
+        reference: tuple[Path, Answer, Path]) -> None:
+    _, answer, _ = reference
+    lines = [c.text for c in answer.bottom_line]
+    assert len(lines) <= 8, lines
+    assert lines[0].startswith("No: 4 of 22 hosts differ (gpu[007,009,012,019])"), lines[0]
+    [proto] = [t for t in lines if t.startswith("NCCL_PROTO: ")]
+    assert proto.startswith("NCCL_PROTO: LL on 18 hosts (")
+    assert "Simple on gpu[007,012,019] (vllm-kimi.service:15)" in proto
+    assert "unset on gpu009" in proto
+    assert not any(HASH.search(t) for t in lines), lines  # no value hashes
+    # what follows from that one line (the environment, the command line, the claims
+    # quoting them, each in three tasks) is not listed again
+    assert not any(w in t for t in lines for w in ("environment", "exec_start", "findings"))
+    assert len([t for t in lines if "gpu[007,012,019]" in t]) == 1
+
+
+def test_empty_snapshots_fail_with_one_line_and_are_not_compared(
+        reference: tuple[Path, Answer, Path]) -> None:
+    _, answer, _ = reference
+    assert answer.fleet is not None
+    assert set(expand(answer.fleet.buckets["failed"])) == {"gpu015", "gpu021"}
+    assert answer.fleet.counts["differs"] == 4 and answer.fleet.counts["ok"] == 18
+    [problem] = answer.fleet.problems
+    assert "empty snapshot" in problem.error
+    [line] = [c.text for c in answer.bottom_line if c.text.startswith("failed on ")]
+    assert line.startswith("failed on gpu[015,021] (2 hosts): empty snapshot")
+
+
+def test_json_and_html_carry_the_same_per_fact_values(
+        reference: tuple[Path, Answer, Path], tmp_path: Path) -> None:
+    _, answer, trace = reference
+    assert answer.fleet is not None
+    data = json.loads(answer.model_dump_json())["fleet"]
+    [proto] = [f for f in data["compared"] if f["label"] == "NCCL_PROTO"]
+    got = {g["text"]: (g["nodes"], g["where"]) for g in proto["groups"]}
+    where = ["/etc/systemd/system/vllm-kimi.service:15"]
+    assert got["Simple"] == ("gpu[007,012,019]", where)
+    assert got["unset"] == ("gpu009", [])
+    assert got["LL"][1] == where and len(expand(got["LL"][0])) == 18
+    page = render_report(read_trace(trace))
+    assert 'data-fact="nccl-env · NCCL_PROTO"' in page
+    assert "Simple (set at /etc/systemd/system/vllm-kimi.service:15)" in page
+    assert not HASH.search(page)
+
+
+def test_a_fleet_with_no_model_server_is_not_the_same_on_all_hosts(tmp_path: Path) -> None:
+    make_reference_fleet(tmp_path / "f", 3, no_server=(1, 2, 3))
+    answer = ask(tmp_path / "f")
+    assert answer.fleet is not None
+    assert answer.fleet.buckets == {"no-server": "gpu[001-003]"}
+    assert "no model server found" in answer.fleet.problems[0].error
+    text = " ".join(c.text for c in answer.bottom_line)
+    assert "the same on all" not in text.lower()
+    assert answer.bottom_line[0].text.startswith("Not established: no host answered")
+
+
+def cli(root: Path, trace: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentkit", "ask", QUESTION, "--fleet",
+                           str(root), "-q", "--json", "--trace", str(trace)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+@pytest.mark.parametrize(("hosts", "code"), [
+    ({}, 0),                                  # every host answered
+    ({"no_server": (2,)}, 8),                 # one host has nothing to compare
+    ({"empty": (3,)}, 8),                     # one host's snapshot is empty
+    ({"no_server": (1, 2, 3)}, 7),            # no host answered with anything
+])
+def test_exit_codes_for_scripts(tmp_path: Path, hosts: dict[str, tuple[int, ...]],
+                                code: int) -> None:
+    make_reference_fleet(tmp_path / "f", 3, **hosts)
+    done = cli(tmp_path / "f", tmp_path / "t.jsonl")
+    assert done.returncode == code, done.stderr
+    assert json.loads(done.stdout)["fleet"]["hosts"] == 3
