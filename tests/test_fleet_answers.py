@@ -126,3 +126,82 @@ def test_exit_codes_for_scripts(tmp_path: Path, hosts: dict[str, tuple[int, ...]
     done = cli(tmp_path / "f", tmp_path / "t.jsonl")
     assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["fleet"]["hosts"] == 3
+
+
+# ------------------------------------------------ the fold of compared facts, property-based
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentkit._catalog._template import Compare  # noqa: E402
+from agentkit._fleet._bottom import MAX_BULLETS  # noqa: E402
+from agentkit._fleet._fold import Fold  # noqa: E402
+from agentkit._fleet._outcome import HostOutcome  # noqa: E402
+from agentkit._types import Fact, TaskResult  # noqa: E402
+
+SPECS = {"t": [Compare(fact="nccl_settings", each=True), Compare(fact="engine")]}
+
+
+def _host(proto: str | None, engine: str) -> list[TaskResult]:
+    settings_ = [{"name": "NCCL_DEBUG", "value": "WARN", "where": "/etc/nccl.conf:2"}]
+    if proto is not None:
+        settings_.append({"name": "NCCL_PROTO", "value": proto, "where": "/u.service:15"})
+    return [TaskResult(task_id="t", status="ok", summary="", facts={
+        "nccl_settings": Fact(value=settings_), "engine": Fact(value=engine)})]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["LL", "Simple", "LL128", None]),
+                          st.sampled_from(["vllm", "sglang"])), min_size=1, max_size=12))
+def test_compared_facts_group_exactly_the_hosts_that_have_each_value(
+        hosts: list[tuple[str | None, str]]) -> None:
+    names = [f"h{i:02d}" for i in range(len(hosts))]
+    fold = Fold("test", names, ["t"], SPECS)
+    for name, (proto, engine) in zip(names, hosts, strict=True):
+        fold.add(HostOutcome(host=name, status="ok", results=_host(proto, engine)))
+    fleet = fold.fleet()
+    by_label = {f.label: f for f in fleet.compared}
+    # the oracle: a direct count of what each host was given ("unset" where it has no line)
+    for label, truth in (("NCCL_PROTO", [p or "unset" for p, _ in hosts]),
+                         ("engine", [e for _, e in hosts])):
+        if label == "NCCL_PROTO" and all(p is None for p, _ in hosts):
+            assert label not in by_label  # no host sets it: nothing to compare
+            continue
+        got = {g.text: set(expand(g.nodes)) for g in by_label[label].groups}
+        want: dict[str, set[str]] = {}
+        for name, value in zip(names, truth, strict=True):
+            want.setdefault(value, set()).add(name)
+        assert got == want
+        counts = sorted((len(v) for v in want.values()), reverse=True)
+        assert by_label[label].majority == (len(counts) == 1 or counts[0] > counts[1])
+    assert by_label["NCCL_DEBUG"].uniform  # the same everywhere: never a differing line
+    answer_lines = _bottom(fleet)
+    assert len(answer_lines) <= MAX_BULLETS
+    assert not any(HASH.search(t) for t in answer_lines)
+    assert not any(t.startswith("NCCL_DEBUG") for t in answer_lines)
+
+
+def _bottom(fleet: object) -> list[str]:
+    from agentkit._fleet._bottom import bottom_line
+
+    return [c.text for c in bottom_line("Is NCCL tuned the same?", fleet, [])]  # type: ignore[arg-type]
+
+
+def test_many_differences_and_reasons_still_fit_eight_bullets() -> None:
+    names = [f"h{i:02d}" for i in range(30)]
+    fold = Fold("test", names, ["t"], SPECS)
+    for i, name in enumerate(names[:20]):  # twelve variables, each odd on another host
+        items = [{"name": f"NCCL_V{k:02d}", "value": "b" if i == k else "a",
+                  "where": f"/u.service:{k}"} for k in range(12)]
+        fold.add(HostOutcome(host=name, status="ok", results=[TaskResult(
+            task_id="t", status="ok", summary="", facts={"nccl_settings": Fact(value=items),
+                                                          "engine": Fact(value="vllm")})]))
+    for i, name in enumerate(names[20:]):  # ten hosts, five different reasons
+        fold.add(HostOutcome(host=name, status="unreachable", error=f"reason {i % 5}"))
+    lines = _bottom(fold.fleet())
+    assert len(lines) == MAX_BULLETS, lines
+    assert lines[0].startswith("No: 12 of 20 hosts differ")
+    assert any("more compared facts differ" in t for t in lines)
+    assert any("6 more hosts did not answer" in t for t in lines)
+    assert any("differ: NCCL_V03, NCCL_V04" in t for t in lines)  # those past the room named
+    assert sum(t.startswith("unreachable on ") for t in lines) >= 1

@@ -34,7 +34,9 @@ def bottom_line(question: str, fleet: Fleet, unanswered: list[str]) -> list[Clai
     n_prob = min(len(problems), MAX_PROBLEMS if facts else room)
     n_fact = min(len(facts), room - n_prob)
     n_prob = min(len(problems), room - n_fact)
-    return [_verdict(question, fleet), *_fit(facts, n_fact, _more_facts),
+    labels = [f.label for f in differing]
+    return [_verdict(question, fleet),
+            *_fit(facts, n_fact, lambda rest: _more_facts(labels[len(labels) - rest:])),
             *extra, *_fit(problems, n_prob, lambda rest: _more_problems(fleet, rest))]
 
 
@@ -158,13 +160,15 @@ def _fit(lines: list[Claim], n: int, more: object) -> list[Claim]:
     return [*lines[:n - 1], more(len(lines) - n + 1)]  # type: ignore[operator]
 
 
-def _more_facts(rest: int) -> Claim:
-    return Claim(text=f"{rest} more compared facts differ (see the table).")
+def _more_facts(labels: list[str]) -> Claim:
+    named = ", ".join(labels[:5]) + (", …" if len(labels) > 5 else "")
+    return Claim(text=f"{len(labels)} more compared facts differ: {named} (see the table).")
 
 
 def _more_problems(fleet: Fleet, rest: int) -> Claim:
     left = fleet.problems[len(fleet.problems) - rest:]
-    return Claim(text=f"{_hosts(sum(p.count for p in left))} more did not answer, for "
+    n = sum(p.count for p in left)
+    return Claim(text=f"{n} more {'host' if n == 1 else 'hosts'} did not answer, for "
                       f"{rest} other reasons ({', '.join(sorted({p.bucket for p in left}))}; "
                       "see the buckets below).")
 
