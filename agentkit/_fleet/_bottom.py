@@ -1,6 +1,6 @@
 """The fleet's bottom line, readable in ten seconds: the verdict ("No: 4 of 198 hosts
 differ"), one line per differing compared fact in plain words (``NCCL_PROTO: LL on 194 hosts
-(gpu[001-016,…]); Simple on gpu[017,042,163] (vllm-kimi.service:15); unset on gpu099``), the
+(gpu[001-016,…]); Simple on gpu[017,042,163] (serve.service:15); unset on gpu099``), the
 hosts that did not answer with their reason; at most :data:`MAX_BULLETS` bullets. Facts that
 follow from a listed difference (the environment dictionary, the command line, the claims
 built from them) are not listed again: the table below has every one."""
@@ -112,7 +112,7 @@ def _where(g: FleetGroup) -> str:
 
 
 def _place(where: str) -> str:
-    """``/etc/systemd/system/vllm-kimi.service:15`` as ``vllm-kimi.service:15``: the file's
+    """``/etc/systemd/system/serve.service:15`` as ``serve.service:15``: the file's
     name and line (the table and the evidence carry the whole path)."""
     return ", ".join(os.path.basename(w.strip()) or w.strip() for w in where.split(","))
 
