@@ -29,11 +29,17 @@ from .conftest import REPO
 
 SCONTROL = """\
 #!{py}
-import sys
+import os, sys
 from ClusterShell.NodeSet import NodeSet, RESOLVER_NOGROUP
 a = sys.argv[1:]
 if a[:2] == ["show", "hostnames"]:
     print("\\n".join(NodeSet(a[2], resolver=RESOLVER_NOGROUP)))
+elif a[:3] == ["show", "node", "--oneliner"]:
+    drained = os.environ.get("FAKE_SLURM_DRAINED", "").split()
+    for n in NodeSet(a[3], resolver=RESOLVER_NOGROUP):
+        state = "MIXED+DRAIN" if n in drained else "MIXED"
+        print(f"NodeName={{n}} Arch=x86_64 CoresPerSocket=1 CPUAlloc=1 State={{state}} "
+              "ThreadsPerCore=1 Partitions=debug")
 elif a[:2] == ["show", "job"] and "--oneliner" in a and a[-1] == "42":
     print("JobId=42 JobName=vllm UserId=u(1) JobState=RUNNING Reason=None "
           "ReqNodeList=(null) ExcNodeList=(null) NodeList=node[1-3] BatchHost=node1 NumNodes=3")
@@ -79,8 +85,12 @@ def slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_job_nodes_come_from_scontrol(slurm: Path) -> None:
-    assert anyio.run(SlurmTransport("42").discover) == ["node1", "node2", "node3"]
+def test_job_nodes_come_from_scontrol(slurm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SLURM_DRAINED", "node3")
+    t = SlurmTransport("42")
+    assert anyio.run(t.discover) == ["node1", "node2", "node3"]
+    [note] = t.notes()  # Slurm's own word on a drained node, for the answer
+    assert note.startswith("the transport (Slurm) lists node3 as MIXED+DRAIN")
     with pytest.raises(InventoryError, match=r"has no nodes \(state PENDING"):
         anyio.run(SlurmTransport("43").discover)
     with pytest.raises(InventoryError, match="Invalid job id"):
@@ -110,7 +120,8 @@ def test_a_frozen_node_does_not_stop_the_others(slurm: Path,
 # daemon on its own loopback port, its state and spool under the test's directory. Expected
 # from Slurm's manual before running: a DRAIN'd node takes no new jobs but the jobs and steps
 # already on it go on (`scontrol update State=DRAIN`: "existing jobs allowed to complete"), so
-# a step of the running job still runs there (ok); a node whose slurmd is stopped (SIGSTOP)
+# a step of the running job still runs there (ok, and the answer says Slurm lists it DRAIN:
+# `scontrol show node` State=…+DRAIN); a node whose slurmd is stopped (SIGSTOP)
 # cannot launch the step, which never returns (timed-out at --host-timeout, the others ok).
 
 SLURM_CONF = """\
@@ -267,7 +278,7 @@ def test_real_slurmd_nodes_drained_and_frozen(tmp_path: Path) -> None:
         done = subprocess.run(
             [sys.executable, "-m", "agentkit", "ask", "Which GPU driver?", "--slurm-job",
              slurm.job, "--remote-command", worker, "--remote-root",
-             str(tmp_path / "f" / "{host}"), "--host-timeout", "8", "-q", "--json",
+             str(tmp_path / "f" / "{host}"), "--host-timeout", "15", "-q", "--json",
              "--trace", str(tmp_path / "t.jsonl")],
             capture_output=True, text=True, timeout=120, cwd=REPO, env=slurm.env)
     finally:
@@ -275,5 +286,9 @@ def test_real_slurmd_nodes_drained_and_frozen(tmp_path: Path) -> None:
     assert done.returncode == 8, done.stderr + done.stdout[-2000:]
     fleet = json.loads(done.stdout)["fleet"]
     assert fleet["buckets"] == {"ok": "node[1,3]", "timed-out": "node2"}, fleet["problems"]
-    assert "no reply within 8s" in fleet["problems"][0]["error"]
+    assert "no reply within 15s" in fleet["problems"][0]["error"]
+    # the drained node answered, and the answer says what Slurm says of it
+    drained = [n for n in json.loads(done.stdout)["notes"] if "node3" in n]
+    assert len(drained) == 1 and "DRAIN" in drained[0], drained
+    assert not any("node1" in n for n in json.loads(done.stdout)["notes"])
     assert not slurm._steps()

@@ -103,6 +103,7 @@ async def investigate_fleet(orch: Orchestrator, transport: Transport, question: 
         fleet = fold.fleet()
         notes = [f"Fleet run over {transport.name}: each host ran the batch with its own "
                  "agentkit; values are compared as canonical JSON."]
+        notes += getattr(transport, "notes", list)()  # what the transport's system says
         if fold.duplicates:
             notes.append(f"the transport reported {len(fold.duplicates)} hosts twice; the "
                          "first outcome of each counts")
