@@ -205,3 +205,23 @@ def test_many_differences_and_reasons_still_fit_eight_bullets() -> None:
     assert any("6 more hosts did not answer" in t for t in lines)
     assert any("differ: NCCL_V03, NCCL_V04" in t for t in lines)  # those past the room named
     assert sum(t.startswith("unreachable on ") for t in lines) >= 1
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("Is NCCL tuned the same on all nodes?", "Yes: the same on all 3 hosts"),
+    ("Do the nodes differ in NCCL tuning?", "No: the same on all 3 hosts"),
+    ("Is NCCL tuned?", "The same on all 3 hosts"),  # a uniform fleet is not a "yes" to it
+])
+def test_the_verdict_answers_the_question_asked(tmp_path: Path, question: str,
+                                                lead: str) -> None:
+    make_reference_fleet(tmp_path / "f", 3)
+
+    async def go() -> Answer:
+        async with Orchestrator.fleet(SnapshotFleet(tmp_path / "f")) as orch:
+            return await orch.investigate(question, tasks=["nccl-env"])
+
+    first = anyio.run(go).bottom_line[0].text
+    assert first.startswith(lead), first
+    # what holds everywhere answers "Is NCCL tuned?": the reference unit sets NCCL_PROTO and
+    # NCCL_P2P_LEVEL, so the tuning is in effect on every host
+    assert "Everywhere that answered, NCCL tuning in effect: yes" in first

@@ -17,8 +17,12 @@ MAX_BULLETS = 8
 MAX_PROBLEMS = 3  # reasons spelled out when facts differ too (the rest are counted)
 MAX_NODES = 40  # characters of a node range in the bottom line (the table has it whole)
 MAX_REASON = 200
-_YES_NO = frozenset({"is", "are", "do", "does", "did", "was", "were", "has", "have", "can",
-                     "will", "should", "could", "would"})
+# A question about sameness is answered "Yes"/"No" (one about difference the other way
+# round); any other question ("Is NCCL tuned?") gets "the same"/"not the same", since a
+# uniform fleet is not a "yes" to it: the verdicts that hold everywhere say that.
+_SAME = re.compile(r"\b(same|identical|consistent|uniform|match(es)?|alike)\b", re.I)
+_DIFFER = re.compile(r"\b(differ(s|ent|ence|ences)?|drift(ed)?|mismatch(es|ed)?)\b", re.I)
+VERDICT = "verdict: "  # how templates label a compared verdict
 
 
 def bottom_line(question: str, fleet: Fleet, unanswered: list[str]) -> list[Claim]:
@@ -35,7 +39,7 @@ def bottom_line(question: str, fleet: Fleet, unanswered: list[str]) -> list[Clai
     n_fact = min(len(facts), room - n_prob)
     n_prob = min(len(problems), room - n_fact)
     labels = [f.label for f in differing]
-    return [_verdict(question, fleet),
+    return [_verdict(question, fleet, [f for f in merged(fleet.compared) if f.uniform]),
             *_fit(facts, n_fact, lambda rest: _more_facts(labels[len(labels) - rest:])),
             *extra, *_fit(problems, n_prob, lambda rest: _more_problems(fleet, rest))]
 
@@ -60,23 +64,28 @@ def _answered(fleet: Fleet) -> int:
     return sum(fleet.counts.get(b, 0) for b in ANSWERED)
 
 
-def _verdict(question: str, fleet: Fleet) -> Claim:
+def _verdict(question: str, fleet: Fleet, uniform: list[FleetFact]) -> Claim:
     answered, odd = _answered(fleet), fleet.counts.get("differs", 0)
-    yes_no = question.strip().split(" ", 1)[0].lower() in _YES_NO
+    same, differ = bool(_SAME.search(question)), bool(_DIFFER.search(question))
     silent = fleet.hosts - answered
     rest = f"; {_hosts(silent)} did not answer with anything to compare" if silent else ""
     if answered == 0:
-        text = (f"Not established: no host answered with anything to compare "
-                f"({fleet.recap}).")
-    elif odd == 0:
-        text = (f"{'Yes: ' if yes_no else ''}the same on all {_hosts(answered)} that "
-                f"answered ({_short_nodes(fleet.buckets.get('ok', ''))}){rest} "
-                f"({fleet.recap}).")
+        return Claim(text=f"Not established: no host answered with anything to compare "
+                          f"({fleet.recap}).")
+    if odd == 0:
+        lead = "Yes: t" if same else "No: t" if differ else "T"
+        text = (f"{lead}he same on all {_hosts(answered)} that answered "
+                f"({_short_nodes(fleet.buckets.get('ok', ''))}){rest}")
     else:
-        text = (f"{'No' if yes_no else 'Not the same'}: {odd} of {_hosts(answered)} "
-                f"differ ({_short_nodes(fleet.buckets.get('differs', ''))}){rest} "
-                f"({fleet.recap}).")
-    return Claim(text=text[0].upper() + text[1:])
+        lead = "No" if same else "Yes" if differ else "Not the same"
+        text = (f"{lead}: {odd} of {_hosts(answered)} differ "
+                f"({_short_nodes(fleet.buckets.get('differs', ''))}){rest}")
+    verdicts = [f for f in uniform if f.label.startswith(VERDICT) and f.groups]
+    held = "; ".join(f"{f.label[len(VERDICT):]}: {_value(f.groups[0])}" for f in verdicts)
+    if held:
+        text += f". Everywhere that answered, {held}"
+    return Claim(text=f"{text}. Recap: {fleet.recap}.",
+                 evidence=list(dict.fromkeys(i for f in verdicts for i in f.groups[0].evidence)))
 
 
 def _fact_line(f: FleetFact) -> Claim:
