@@ -90,7 +90,7 @@ class Orchestrator(_Orchestrator):
         >>> from agentkit import SSHTransport
         >>> orch = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
         >>> anyio.run(orch.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
-        'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+        'ok=2 differs=0'
         """
         from ._fleet._run import FleetOrchestrator
 

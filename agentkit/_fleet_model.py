@@ -9,15 +9,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# What a transport reports for one host. "refused": agentkit declined to talk to the host
-# (its SSH host key is unknown or changed); a bucket of its own, because its remedy (verify
-# the key) is not the remedy of "unreachable" (network, host down) and must never be hidden
-# among them.
-HostStatus = Literal["ok", "failed", "unreachable", "timed-out", "refused"]
-# Where a host lands after folding: "ok" hosts that disagree with the fleet become "differs".
-Bucket = Literal["ok", "differs", "failed", "unreachable", "timed-out", "refused"]
-BUCKETS: tuple[Bucket, ...] = ("ok", "differs", "failed", "unreachable", "timed-out",
-                               "refused")
+# What a transport reports for one host. "unknown-key" and "changed-key": agentkit declined
+# to talk to the host because its SSH host key is not in known_hosts, or is there and does
+# not match (OpenSSH's "REMOTE HOST IDENTIFICATION HAS CHANGED"). Buckets of their own: the
+# remedy of an unknown key (check the fingerprint, then add it) is the opposite of a changed
+# key's (possibly a man in the middle: never just add it), and neither is "unreachable"'s.
+HostStatus = Literal["ok", "failed", "unreachable", "timed-out", "unknown-key",
+                     "changed-key"]
+# Where a host lands after folding: "ok" hosts that disagree with the fleet become "differs";
+# a host that answered but whose investigation found no model server is "no-server" (nothing
+# to compare, and not "the same" as anything).
+Bucket = Literal["ok", "differs", "no-server", "failed", "unreachable", "timed-out",
+                 "unknown-key", "changed-key"]
+BUCKETS: tuple[Bucket, ...] = ("ok", "differs", "no-server", "failed", "unreachable",
+                               "timed-out", "unknown-key", "changed-key")
+# Buckets of hosts that answered with something to compare.
+ANSWERED: tuple[Bucket, ...] = ("ok", "differs")
 # Values listed per fact (the rest are counted): by the fleet answer and by the trace report,
 # which sits below the fleet and so reads it here.
 MAX_GROUPS = 10
@@ -39,6 +46,10 @@ class FleetGroup(_Model):
     nodes: str
     count: int
     evidence: list[str] = Field(default_factory=list)
+    # where the hosts' value was set (file:line), for a compared fact that says so: at most
+    # a few distinct places, sorted; more are counted in ``where_more``
+    where: list[str] = Field(default_factory=list)
+    where_more: int = 0
 
 
 class FleetFact(_Model):
@@ -55,6 +66,8 @@ class FleetFact(_Model):
     fact: str
     groups: list[FleetGroup]
     majority: bool = True
+    # a compared fact (declared by the template's ``compare:``): how a person names it
+    label: str = ""
 
     @property
     def uniform(self) -> bool:
@@ -79,7 +92,7 @@ class Fleet(_Model):
     """Where every host landed, and each fact's value groups.
 
     >>> Fleet(transport="snapshots", hosts=2, buckets={"ok": "n[1-2]"}, counts={"ok": 2},
-    ...       recap="ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0").hosts
+    ...       recap="ok=2").hosts
     2
     """
 
@@ -88,5 +101,8 @@ class Fleet(_Model):
     buckets: dict[str, str] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     facts: list[FleetFact] = Field(default_factory=list)
+    # the facts a person compares (templates' ``compare:``), one per meaning: the NCCL
+    # variables one by one, engine, version, model, TP size, each verdict
+    compared: list[FleetFact] = Field(default_factory=list)
     problems: list[FleetProblem] = Field(default_factory=list)
     recap: str = ""

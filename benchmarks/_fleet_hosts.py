@@ -45,3 +45,38 @@ def make_fleet(root: Path, n: int, outliers: Iterable[int] = (), broken: Iterabl
         write_host(root, name, OTHER_DRIVER if i in odd else DRIVER, broken=i in bad)
         names.append(name)
     return names
+
+
+REFERENCE = Path(__file__).resolve().parent.parent / "examples" / "blackwell-kimi"
+UNIT = "etc/systemd/system/vllm-kimi.service"
+
+
+def make_reference_fleet(root: Path, n: int, simple: Iterable[int] = (),
+                         unset: Iterable[int] = (), empty: Iterable[int] = (),
+                         no_server: Iterable[int] = ()) -> list[str]:
+    """Hosts gpu001.. copied from the reference example (``NCCL_PROTO=LL`` at
+    vllm-kimi.service:15): ``simple`` set ``NCCL_PROTO=Simple`` on that line, ``unset`` lose the
+    line, ``empty`` are empty directories, ``no_server`` have no unit at all."""
+    import shutil
+
+    odd, gone, blank, bare = set(simple), set(unset), set(empty), set(no_server)
+    names = []
+    for i in range(1, n + 1):
+        name = f"gpu{i:03d}"
+        names.append(name)
+        host = root / name
+        if i in blank:
+            host.mkdir(parents=True)
+            continue
+        shutil.copytree(REFERENCE, host, symlinks=True)
+        unit = host / UNIT
+        if i in bare:
+            shutil.rmtree(host / "etc" / "systemd")
+            continue
+        text = unit.read_text()
+        if i in odd:
+            text = text.replace("NCCL_PROTO=LL", "NCCL_PROTO=Simple")
+        if i in gone:
+            text = text.replace("Environment=NCCL_PROTO=LL\n", "")
+        unit.write_text(text)
+    return names

@@ -174,18 +174,72 @@ def slurm_tier(tmp: Path, n: int, concurrency: int) -> dict[str, Any]:
     return anyio.run(go)
 
 
+REFERENCE_QUESTION = "Is NCCL tuned the same on all nodes?"
+
+
+def reference_tier(tmp: Path, n: int) -> dict[str, Any]:
+    """Issue 23's fleet: the reference example on ``n`` hosts, 3 with NCCL_PROTO=Simple, 1
+    without it, 2 empty snapshot directories; the whole fleet question (plan, run, fold,
+    answer) against one host's own investigation of the same question, best of three each.
+    ``extra_host_ratio`` is what each host past the first adds, over one host's own time."""
+    from agentkit._sandbox._host import Host
+
+    from ._fleet_hosts import make_reference_fleet
+
+    odd = {"simple": (17, 42, 163), "unset": (99,), "empty": (120, 180)}
+    make_reference_fleet(tmp / "ref", n, **{k: tuple(i for i in v if i <= n)
+                                           for k, v in odd.items()})
+    make_reference_fleet(tmp / "one", 1)
+    make_reference_fleet(tmp / "alone", 6)  # a fresh copy per timing: no cache carries over
+
+    def fleet(root: Path) -> tuple[float, Any]:
+        async def go() -> Any:
+            async with Orchestrator.fleet(SnapshotFleet(root)) as orch:
+                return await orch.investigate(REFERENCE_QUESTION)
+        t0 = time.perf_counter()
+        answer = anyio.run(go)
+        return time.perf_counter() - t0, answer
+
+    def alone(name: str) -> float:
+        async def go() -> Any:
+            async with Orchestrator.catalog(Host.at(str(tmp / "alone" / name))) as orch:
+                return await orch.investigate(REFERENCE_QUESTION)
+        t0 = time.perf_counter()
+        anyio.run(go)
+        return time.perf_counter() - t0
+
+    alone("gpu001")  # warm: imports, the catalog, the first sandbox
+    one = sorted(alone(f"gpu{i:03d}") for i in range(2, 7))[2]  # the median of five hosts
+    one_fleet = min(fleet(tmp / "one")[0] for _ in range(3))
+    runs = [fleet(tmp / "ref") for _ in range(3)]
+    whole, answer = min(runs, key=lambda r: r[0])
+    extra = (whole - one_fleet) / (n - 1)
+    return {"hosts": n, "one_host_s": round(one, 3), "fleet_of_one_s": round(one_fleet, 3),
+            "fleet_s": round(whole, 3), "per_extra_host_s": round(extra, 4),
+            "extra_host_ratio": round(extra / one, 2), "recap": answer.fleet.recap,
+            "bottom_line": [c.text for c in answer.bottom_line]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--ssh", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--slurm", type=int, default=40)
+    ap.add_argument("--reference", type=int, default=200,
+                    help="hosts in issue 23's reference fleet (0: skip)")
+    ap.add_argument("--only-reference", action="store_true")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
+        if a.only_reference:
+            print(json.dumps({"reference": reference_tier(Path(d), a.reference)}))
+            return
         out = {"snapshot": snapshot_tier(Path(d), a.hosts),
                "ssh": ssh_tier(Path(d), a.ssh, a.concurrency)}
         if a.slurm:
             out["slurm"] = slurm_tier(Path(d), a.slurm, min(a.concurrency, 8))
+        if a.reference:
+            out["reference"] = reference_tier(Path(d), a.reference)
     print(json.dumps(out))
 
 

@@ -50,9 +50,10 @@ def test_every_host_lands_in_exactly_one_bucket(thousand: tuple[Path, Answer, Pa
     assert len(seen) == len(set(seen)) == 1000
     assert members["differs"] == {"n0100", "n0500", "n0900"}
     assert members["failed"] == {"n0013", "n0777"}
-    assert answer.fleet.counts == {"ok": 995, "differs": 3, "failed": 2, "unreachable": 0,
-                                   "timed-out": 0, "refused": 0}
-    assert answer.fleet.recap == "ok=995 differs=3 failed=2 unreachable=0 timed-out=0 refused=0"
+    assert answer.fleet.counts == {"ok": 995, "differs": 3, "no-server": 0, "failed": 2,
+                                   "unreachable": 0, "timed-out": 0, "unknown-key": 0,
+                                   "changed-key": 0}
+    assert answer.fleet.recap == "ok=995 differs=3 failed=2"  # buckets with no host left out
 
 
 def test_one_majority_range_and_the_outliers_named_with_their_own_evidence(
@@ -69,8 +70,10 @@ def test_one_majority_range_and_the_outliers_named_with_their_own_evidence(
     outlier = [cites[i] for i in driver.groups[1].evidence]
     assert outlier and all(c.host == "n[0100,0500,0900]" for c in outlier)
     assert any(OTHER_DRIVER in c.excerpt for c in outlier)
-    claim = next(c for c in answer.bottom_line if "driver differs" in c.text)
-    assert "n[0100,0500,0900] (3 hosts)" in claim.text
+    # the bottom line says the compared fact (gpu-inventory's `compare:`), in plain words
+    claim = next(c for c in answer.bottom_line if c.text.startswith("driver: "))
+    assert f"{OTHER_DRIVER} on n[0100,0500,0900]" in claim.text
+    assert f"{DRIVER} on 995 hosts" in claim.text
     assert set(driver.groups[1].evidence) <= set(claim.evidence)
 
 
@@ -200,7 +203,8 @@ def test_ranges_expand_and_fold_back() -> None:
     for bad in ("gpu[01-", "@all", ""):
         with pytest.raises(InventoryError):
             expand(bad)
-    assert set(BUCKETS) == {"ok", "differs", "failed", "unreachable", "timed-out", "refused"}
+    assert set(BUCKETS) == {"ok", "differs", "no-server", "failed", "unreachable", "timed-out",
+                            "unknown-key", "changed-key"}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -212,7 +216,9 @@ def test_cli_fleet_answers_and_bad_input_is_one_line(tmp_path: Path) -> None:
     make_fleet(tmp_path / "f", 6, outliers=[2], broken=[5], width=2)
     done = cli("ask", "Which GPU driver runs here?", "--fleet", str(tmp_path / "f"), "--json",
                "-q", "--trace", str(tmp_path / "t.jsonl"))
-    assert done.returncode == 0, done.stderr
+    # one host's snapshot is cut off: the fleet answered, one host did not (README: exit 9)
+    assert done.returncode == 9, done.stderr
+    assert "1 of 6 hosts did not answer" in done.stderr
     fleet = json.loads(done.stdout)["fleet"]
     assert fleet["buckets"]["differs"] == "n02" and fleet["buckets"]["failed"] == "n05"
     assert fleet["buckets"]["ok"] == "n[01,03-04,06]"
@@ -246,7 +252,7 @@ def test_snapshots_taken_into_a_fleet_directory_are_asked_as_one_fleet(tmp_path:
         assert manifest["host"] == name
     done = cli("ask", "Which GPUs and driver?", "--fleet", str(fleet_dir), "--json", "-q",
                "--trace", str(tmp_path / "t.jsonl"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr  # both hosts answered
     fleet = json.loads(done.stdout)["fleet"]
     # a Hopper host and a Blackwell host: one each, no majority, so both differ
     assert fleet["hosts"] == 2 and fleet["buckets"] == {"differs": "hopper01,kimi01"}

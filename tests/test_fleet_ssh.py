@@ -80,17 +80,18 @@ def test_every_misbehaving_host_lands_in_its_bucket(tmp_path: Path) -> None:
     got = buckets(answer)
     assert got == {"ok": {host_name(i, 3) for i in range(1, 101)} - set(kinds),
                    "unreachable": {h for h, k in kinds.items() if k == "closed"},
-                   "timed-out": {"n010", "n050"}, "refused": {"n070"}}
+                   "timed-out": {"n010", "n050"}, "unknown-key": {"n070"}}
     assert answer.fleet is not None and answer.fleet.counts["ok"] == 92
     problems = {p.nodes: p for p in answer.fleet.problems}
     assert "connection refused" in problems["n[003,020,040,060,080]"].error
     assert "handshake" in problems["n010"].error and "no reply within 5s" in problems[
         "n050"].error
-    assert "host key not verified" in problems["n070"].error
+    assert "host key unknown" in problems["n070"].error
+    assert "then add it" in problems["n070"].error
     assert fleet.stats.sessions == 92 + 1  # the unknown key never got a channel
 
 
-def test_a_changed_host_key_is_refused(tmp_path: Path) -> None:
+def test_a_changed_host_key_is_its_own_bucket_and_never_said_to_add(tmp_path: Path) -> None:
     names = make_fleet(tmp_path / "f", 2, width=3)
 
     async def go() -> Answer:
@@ -109,8 +110,11 @@ def test_a_changed_host_key_is_refused(tmp_path: Path) -> None:
         finally:
             fleet.close()
 
-    got = buckets(anyio.run(go))
-    assert got == {"refused": {"n001"}, "ok": {"n002"}}
+    answer = anyio.run(go)
+    assert buckets(answer) == {"changed-key": {"n001"}, "ok": {"n002"}}
+    assert answer.fleet is not None
+    error = answer.fleet.problems[0].error
+    assert "man in the middle" in error and "Do not add" in error  # OpenSSH's remedy
 
 
 def test_the_real_worker_runs_on_the_host_and_a_missing_one_is_said(tmp_path: Path) -> None:

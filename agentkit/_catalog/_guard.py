@@ -42,7 +42,7 @@ _AFFIRM = re.compile(
     r"carr(?:y|ies|ied)|helps?|improves?|improved|appl(?:y|ies|ied)|active|possible|can|could|would|will|"
     r"accepts?|accepted|benefits?|in effect|is on|tuned|speeds? up|faster)\b")
 _LEAD = re.compile(r"^\s*(yes|no)\b", re.I)
-# Clause ends; a dot only before a space ("Kimi-K2.5", "0.11.0" are one word)
+# Clause ends; a dot only before a space ("Model-K2.5", "0.11.0" are one word)
 _CLAUSES = re.compile(r"[;:,\u2026]|\.(?:\s|$)|\s(?:and|but|so|while|whereas)\s")
 # A conditional or general clause ("NCCL settings apply to whichever model the unit serves",
 # "if it were enabled") states no fact about this host
@@ -216,7 +216,7 @@ def _allreduce_counts(results: list[TaskResult]) -> dict[str, int]:
 
 
 def _aliases(name: str) -> list[str]:
-    """How a claim may name a model: "nvidia/Kimi-K2.5-NVFP4", "Kimi-K2.5-NVFP4", "Kimi-K2.5"."""
+    """How a claim may name a model: "org/Model-K2.5-FP4", "Model-K2.5-FP4", "Model-K2.5"."""
     base = name.rsplit("/", 1)[-1]
     out = [name.lower(), base.lower()]
     if "-" in base and len(base.rsplit("-", 1)[0]) >= 4:

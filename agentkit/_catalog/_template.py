@@ -75,6 +75,21 @@ class Verdict(_Strict):
     value: str
 
 
+class Compare(_Strict):
+    """A fact a person compares across the hosts of a fleet (``compare:``): the fleet folds
+    these, one line per differing one, rather than the task's raw structures.
+
+    ``fact`` names the task fact; ``path`` a key inside its value (``verdict`` -> ``answer``);
+    ``each`` says the fact is a list of settings (``name``, ``value``, ``where``), each
+    compared on its own, a host whose list lacks a name having it unset; ``label`` is how the
+    answer names it (default: the fact's name, or each setting's)."""
+
+    fact: str
+    path: str | None = None
+    each: bool = False
+    label: str | None = None
+
+
 class TaskTemplate(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")
     title: str
@@ -85,6 +100,7 @@ class TaskTemplate(_Strict):
     steps: list[Step] = Field(min_length=1)
     findings: list[FindingSpec] = Field(default_factory=list)
     verdict: Verdict | None = None
+    compare: list[Compare] = Field(default_factory=list)
     summary: str = ""
     priority: int = 50
     llm_hints: str = ""

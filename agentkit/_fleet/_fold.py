@@ -9,7 +9,6 @@ sorted keys), never by their display text.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,14 +17,19 @@ from typing import Any
 import orjson
 
 from .._bounded import check_value
+from .._catalog._template import Compare
 from .._fleet_model import Bucket, Fleet, FleetFact, FleetGroup, FleetProblem
 from .._types import Evidence, TaskResult
+from ._meaning import UNSET, each_facts, meanings
 from ._outcome import HostOutcome
 
 # Facts that describe this moment or this host's log rather than its configuration, or that
 # repeat others whole ("host" is the model the other facts are drawn from): not compared.
 NOT_COMPARED = frozenset({"host", "server_state", "log_lines", "log_covers_start"})
+MAX_TEXT = 400  # characters of a value's text (the value itself is kept whole)
+MAX_WHERE = 3  # distinct places a compared value was set, kept per group (the rest counted)
 ABSENT = b"\x00absent"  # the digest key of "the task ran and did not establish this fact"
+UNSET_KEY = b"\x00unset"  # a setting the host's list does not have (apart from the string)
 _CANON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
@@ -71,6 +75,16 @@ class _Group:
     key: bytes
     hosts: list[str] = field(default_factory=list)
     evidence: dict[str, _Seen] = field(default_factory=dict)
+    where: dict[str, None] = field(default_factory=dict)  # where set: a few distinct places
+    where_more: int = 0
+
+    def seen_at(self, where: str) -> None:
+        if not where or where in self.where:
+            return
+        if len(self.where) < MAX_WHERE:
+            self.where[where] = None
+        else:
+            self.where_more += 1
 
 
 class Fold:
@@ -80,11 +94,12 @@ class Fold:
     >>> fold.add(HostOutcome(host="n1", status="unreachable", error="connection refused"))
     >>> fold.add(HostOutcome(host="n2", status="timed-out", error="no reply in 5s"))
     >>> fold.fleet().recap
-    'ok=0 differs=0 failed=0 unreachable=1 timed-out=1 refused=0'
+    'ok=0 differs=0 unreachable=1 timed-out=1'
     """
 
     def __init__(self, transport: str, hosts: Sequence[str],
-                 tasks: Sequence[str] | None = None) -> None:
+                 tasks: Sequence[str] | None = None,
+                 compare: dict[str, list[Compare]] | None = None) -> None:
         self.transport = transport
         self.expected = list(hosts)
         self.tasks = set(tasks) if tasks is not None else None  # None: any task is folded
@@ -93,6 +108,12 @@ class Fold:
         self.groups: dict[tuple[str, str], dict[bytes, _Group]] = {}
         self.ran: dict[str, list[str]] = {}  # task -> hosts that answered it
         self.duplicates: list[str] = []
+        # the compared facts (templates' ``compare:``): groups by (task, label), the labels
+        # an ``each`` list gave and the hosts that had that list (the others' are "unset")
+        self.compare = compare or {}
+        self.meant: dict[tuple[str, str], dict[bytes, _Group]] = {}
+        self.each_of: dict[tuple[str, str], str] = {}
+        self.had: dict[tuple[str, str], list[str]] = {}
         # node ranges by host set: every fact a uniform fleet agrees on has the same hosts,
         # and folding a thousand names is ClusterShell's slowest path (a parse per name)
         self._folded: dict[frozenset[str], str] = {}
@@ -103,6 +124,8 @@ class Fold:
             self.duplicates.append(host)
             return
         bucket, error = _bucket(outcome)
+        if bucket == "ok":
+            bucket, error = _server(outcome.results)
         rows: list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]] = []
         if bucket == "ok":
             try:  # all of a host's results are checked before any is folded
@@ -118,6 +141,26 @@ class Fold:
             index = {ev.id: ev for ev in r.evidence}
             for name, value, key, cites in facts:
                 self._add(r.task_id, name, host, value, key, cites, index)
+            self._mean(r, host, index)
+
+    def _mean(self, r: TaskResult, host: str, index: dict[str, Evidence]) -> None:
+        specs = self.compare.get(r.task_id)
+        if not specs:
+            return
+        for fact in each_facts(specs):
+            if fact in r.facts:
+                self.had.setdefault((r.task_id, fact), []).append(host)
+        for m in meanings(r, specs):
+            if m.each:  # a setting of a list: hosts whose list lacks it have it unset
+                self.each_of.setdefault((r.task_id, m.label), m.each)
+            key = canonical(m.value)
+            groups = self.meant.setdefault((r.task_id, m.label), {})
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group(m.value, key)
+            group.hosts.append(host)
+            group.seen_at(m.where)
+            self._seen(group, host, list(m.cites), index)
 
     def _checked(self, results: Sequence[TaskResult]
                  ) -> list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]]:
@@ -146,6 +189,10 @@ class Fold:
         if group is None:
             group = groups[key] = _Group(value, key)
         group.hosts.append(host)
+        self._seen(group, host, cites, index)
+
+    @staticmethod
+    def _seen(group: _Group, host: str, cites: list[str], index: dict[str, Evidence]) -> None:
         for i in cites:
             ev = index.get(i)
             if ev is None:
@@ -173,6 +220,7 @@ class Fold:
     def fleet(self) -> Fleet:
         """The buckets and each compared fact's groups (largest first)."""
         facts, differs = self._facts()
+        compared = self._compared(differs)
         for h in differs:
             self.bucket[h] = "differs"
         members: dict[str, list[str]] = {}
@@ -186,8 +234,9 @@ class Fold:
                                              key=lambda kv: (-len(kv[1]), kv[0]))]
         return Fleet(transport=self.transport, hosts=len(self.bucket),
                      buckets={b: self._nodes(hs) for b, hs in members.items()},
-                     counts=counts, facts=facts, problems=problems,
-                     recap=" ".join(f"{b}={n}" for b, n in counts.items()))
+                     counts=counts, facts=facts, compared=compared, problems=problems,
+                     recap=" ".join(f"{b}={n}" for b, n in counts.items()
+                                    if n or b in ("ok", "differs")))
 
     def evidence(self) -> dict[str, Evidence]:
         """Every group's citable evidence, by id (after :meth:`fleet`)."""
@@ -198,22 +247,44 @@ class Fold:
         differs: set[str] = set()
         self._index: dict[str, Evidence] = {}
         for (task, name), by_key in self.groups.items():
-            groups = list(by_key.values())
-            have = {h for g in groups for h in g.hosts}
-            absent = [h for h in self.ran.get(task, ()) if h not in have]
-            if absent:
-                groups.append(_Group(None, ABSENT, absent))
-            groups.sort(key=lambda g: (-len(g.hosts), g.key))
-            majority = len(groups) == 1 or len(groups[0].hosts) > len(groups[1].hosts)
-            for g in groups[1:] if majority else (groups if len(groups) > 1 else ()):
-                differs.update(g.hosts)
-            rows = []
-            for g in groups:
-                nodes = self._nodes(g.hosts)
-                rows.append(FleetGroup(value=g.value, text=_text(g), nodes=nodes,
-                                       count=len(g.hosts), evidence=self._cite(g, nodes)))
-            out.append(FleetFact(task=task, fact=name, groups=rows, majority=majority))
+            out.append(self._fact(task, name, list(by_key.values()), differs))
         return out, differs
+
+    def _compared(self, differs: set[str]) -> list[FleetFact]:
+        """The declared facts, one per (task, label); a setting missing from a host's list
+        is "unset" there, a fact its task did not establish "(not established)"."""
+        out: list[FleetFact] = []
+        for (task, label), by_key in self.meant.items():
+            groups = list(by_key.values())
+            each = self.each_of.get((task, label))
+            if each is not None:
+                have = {h for g in groups for h in g.hosts}
+                unset = [h for h in self.had.get((task, each), ()) if h not in have]
+                if unset:
+                    groups.append(_Group(UNSET, UNSET_KEY, unset))
+            fact = self._fact(task, label, groups, differs)
+            fact.label = label
+            out.append(fact)
+        return out
+
+    def _fact(self, task: str, name: str, groups: list[_Group], differs: set[str]
+              ) -> FleetFact:
+        """One fact's groups, largest first (the tie rule: no majority, no outlier)."""
+        have = {h for g in groups for h in g.hosts}
+        absent = [h for h in self.ran.get(task, ()) if h not in have]
+        if absent:
+            groups.append(_Group(None, ABSENT, absent))
+        groups.sort(key=lambda g: (-len(g.hosts), g.key))
+        majority = len(groups) == 1 or len(groups[0].hosts) > len(groups[1].hosts)
+        for g in groups[1:] if majority else (groups if len(groups) > 1 else ()):
+            differs.update(g.hosts)
+        rows = []
+        for g in groups:
+            nodes = self._nodes(g.hosts)
+            rows.append(FleetGroup(value=g.value, text=_text(g), nodes=nodes,
+                                   count=len(g.hosts), evidence=self._cite(g, nodes),
+                                   where=sorted(g.where), where_more=g.where_more))
+        return FleetFact(task=task, fact=name, groups=rows, majority=majority)
 
     def _cite(self, group: _Group, nodes: str) -> list[str]:
         ids = []
@@ -249,6 +320,18 @@ def _bucket(outcome: HostOutcome) -> tuple[Bucket, str]:
     return "ok", ""
 
 
+def _server(results: Sequence[TaskResult]) -> tuple[Bucket, str]:
+    """"no-server" when the host model of the host's tasks found no model server at all (its
+    tasks about a server have nothing to compare), with the model's own decision as reason;
+    else "ok". A plan with no task about a server (GPU topology alone) is not asked this."""
+    models = [r.facts["host"].value for r in results if "host" in r.facts]
+    if not models or not all(isinstance(m, dict) and m.get("servers") == [] for m in models):
+        return "ok", ""
+    decisions = sorted({str(m.get("decision") or "") for m in models} - {""})
+    return "no-server", "no model server found: " + ("; ".join(decisions) or
+                                                     "the host model lists none")[:300]
+
+
 def _facts(r: TaskResult) -> list[tuple[str, Any, list[str]]]:
     """(name, value, evidence ids) of what is compared in one task result: its status, its
     headline claims, and its facts but those in :data:`NOT_COMPARED`."""
@@ -262,13 +345,15 @@ def _facts(r: TaskResult) -> list[tuple[str, Any, list[str]]]:
 
 
 def _text(group: _Group) -> str:
+    """The value in plain words: a string as itself, a number as JSON writes it, a list of
+    claims joined; long values cut (never a hash: the table's value cell has it whole)."""
     if group.key == ABSENT:
         return "(not established)"
+    if group.key == UNSET_KEY:
+        return UNSET
     v = group.value
     if isinstance(v, list) and all(isinstance(x, str) for x in v):  # claims: read as text
         text = " / ".join(v) if v else "(none)"
     else:
         text = v if isinstance(v, str) else group.key.decode("utf-8", "replace")
-    if len(text) <= 120:
-        return text
-    return f"{text[:100]}… #{hashlib.blake2b(group.key, digest_size=4).hexdigest()}"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"

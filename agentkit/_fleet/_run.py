@@ -21,6 +21,7 @@ from .._trace import Trace
 from .._types import Answer, Plan, Usage
 from ._answer import fleet_answer
 from ._fold import Fold
+from ._meaning import compare_specs
 from ._names import InventoryError, unique
 from ._names import fold as fold_names
 from ._outcome import Batch, HostOutcome, Transport
@@ -35,7 +36,7 @@ class FleetOrchestrator:
     >>> from agentkit import Orchestrator, SSHTransport
     >>> fleet = Orchestrator.fleet(SSHTransport(concurrency=32), hosts=["gpu01", "gpu02"])
     >>> anyio.run(fleet.investigate, "Which vLLM version?").fleet.recap  # doctest: +SKIP
-    'ok=2 differs=0 failed=0 unreachable=0 timed-out=0 refused=0'
+    'ok=2 differs=0'
     """
 
     def __init__(self, orchestrator: Orchestrator, transport: Transport,
@@ -100,13 +101,14 @@ async def investigate_fleet(orch: Orchestrator, transport: Transport, question: 
                     if limits.deadline_s is not None else math.inf)
         plan = await _plan(orch, question, tasks, limits, deadline)
         trace.emit("plan", parent=run, data=plan.model_dump(mode="json"))
-        fold = Fold(transport.name, names, [t.id for t in plan.tasks])
+        fold = Fold(transport.name, names, [t.id for t in plan.tasks], compare_specs(plan))
         await _gather(transport, names, _batch(plan, transport, limits), fold,
                       Recorder(trace, run), deadline)
         span = trace.start("synthesize", parent=run)
         fleet = fold.fleet()
         notes = [f"Fleet run over {transport.name}: each host ran the batch with its own "
                  "agentkit; values are compared as canonical JSON."]
+        notes += getattr(transport, "notes", list)()  # what the transport's system says
         if fold.duplicates:
             notes.append(f"the transport reported {len(fold.duplicates)} hosts twice; the "
                          "first outcome of each counts")

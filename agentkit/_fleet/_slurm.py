@@ -25,6 +25,11 @@ from ._wire import MAX_REPLY, outcome, request
 DEFAULT_COMMAND = "python3 -m agentkit._fleet.worker"
 _NODELIST = re.compile(r"(?:^|\s)NodeList=(\S+)")
 _STATE = re.compile(r"(?:^|\s)JobState=(\S+)")
+_NODENAME = re.compile(r"(?:^|\s)NodeName=(\S+)")
+_STATE_NODE = re.compile(r"(?:^|\s)State=(\S+)")
+# node state flags (scontrol(1), "NODE STATE CODES") under which Slurm schedules nothing new
+_NOTED = frozenset({"DRAIN", "DRAINED", "DRAINING", "DOWN", "NOT_RESPONDING", "FAIL",
+                    "FAILING", "MAINTENANCE", "REBOOT_REQUESTED", "REBOOT_ISSUED"})
 
 
 class SlurmTransport:
@@ -49,6 +54,7 @@ class SlurmTransport:
         self.root = root
         self.scontrol = scontrol
         self.srun = srun
+        self.states: dict[str, str] = {}  # node -> Slurm's State=, where it is not plain
 
     async def discover(self) -> list[str]:
         line = await self._scontrol("show", "job", "--oneliner", self.job)
@@ -59,7 +65,28 @@ class SlurmTransport:
                                  f"{state.group(1) if state else 'unknown'}): ask about a "
                                  "running job")
         names = (await self._scontrol("show", "hostnames", nodes.group(1))).split()
+        await self._node_states(nodes.group(1))
         return [check_name(n) for n in names]
+
+    async def _node_states(self, nodelist: str) -> None:
+        """Slurm's own state of the job's nodes that are draining, drained, down or not
+        responding: said in the answer, since such a node may still answer (a drained
+        node's running job goes on) while Slurm schedules nothing new there. A Slurm that
+        cannot say leaves the answer without it."""
+        try:
+            text = await self._scontrol("show", "node", "--oneliner", nodelist)
+        except InventoryError:
+            return
+        for line in text.splitlines():
+            name, state = _NODENAME.search(line), _STATE_NODE.search(line)
+            if name and state and set(state.group(1).split("+")) & _NOTED:
+                self.states[name.group(1)] = state.group(1)
+
+    def notes(self) -> list[str]:
+        """What Slurm says of the nodes, for the answer."""
+        return [f"the transport (Slurm) lists {node} as {state}: Slurm schedules no new work "
+                "there; what it answered is what it runs now" for node, state in
+                sorted(self.states.items())]
 
     async def _scontrol(self, *args: str) -> str:
         try:

@@ -54,9 +54,27 @@ class SnapshotFleet:
         if not os.path.isdir(path):
             return HostOutcome(host=host, status="unreachable",
                                error=f"no snapshot directory {path}")
+        empty = _empty(path)
+        if empty:
+            return HostOutcome(host=host, status="failed", error=empty,
+                               wall_s=round(time.perf_counter() - t0, 6))
         results, error = await run_local(path, batch)
         wall = round(time.perf_counter() - t0, 6)
         if error:  # said of "<snapshot>", so that hosts broken alike fold into one line
             return HostOutcome(host=host, status="failed",
                                error=error.replace(path, "<snapshot>"), wall_s=wall)
         return HostOutcome(host=host, status="ok", results=results, wall_s=wall)
+
+
+def _empty(path: str) -> str:
+    """Why the snapshot at ``path`` cannot be investigated at all (an empty or unreadable
+    directory: investigating it would find nothing and look like a host with nothing on it),
+    said of ``<snapshot>`` so that hosts broken alike fold into one line; "" when it can."""
+    try:
+        with os.scandir(path) as entries:
+            if next(entries, None) is None:
+                return "empty snapshot: <snapshot> holds no files (the capture never ran "\
+                       "or was lost); write it again with `agentkit snapshot`"
+    except OSError as exc:
+        return f"unreadable snapshot: <snapshot>: {exc.strerror or exc}"
+    return ""

@@ -1,7 +1,9 @@
 """The SSH transport (asyncssh): each host runs agentkit's worker over one exec channel.
 
-Host keys are verified against known_hosts, always: an unknown or changed key is a
-``refused`` outcome, never a silent connect (there is no option to skip the check). agentkit
+Host keys are verified against known_hosts, always, and said as OpenSSH says them: a host
+known_hosts has no key for is ``unknown-key`` (check the fingerprint, then add it), one whose
+key does not match the one known_hosts has is ``changed-key`` (possibly a man in the middle:
+never "add it"); never a silent connect (there is no option to skip the check). agentkit
 owns both timeouts (connecting, and the whole host), so a host that accepts and then says
 nothing is ``timed-out`` at the deadline. One channel per connection (a batch is one exec),
 and at most ``concurrency`` connections at once.
@@ -60,9 +62,11 @@ class SSHTransport:
         return config_hosts(self.config or os.path.expanduser("~/.ssh/config"))
 
     def run(self, hosts: Sequence[str], batch: Batch) -> AsyncIterator[HostOutcome]:
+        import asyncssh
+
         from ._fanout import fan_out
 
-        known = self.known_hosts_files()
+        known = asyncssh.read_known_hosts(self.known_hosts_files())
         return fan_out(hosts, lambda h: self._one(h, batch, known), self.concurrency)
 
     def known_hosts_files(self) -> list[str]:
@@ -91,7 +95,7 @@ class SSHTransport:
                                  "--known-hosts FILE")
         return found
 
-    def _connect_options(self, known: list[str]) -> dict[str, Any]:
+    def _connect_options(self, known: Any) -> dict[str, Any]:
         opts: dict[str, Any] = {**self.options,
                                 "config": [self.config] if self.config else (),
                                 "known_hosts": known}
@@ -99,10 +103,11 @@ class SSHTransport:
             opts["username"] = self.username
         return opts
 
-    async def _one(self, host: str, batch: Batch, known: list[str]) -> HostOutcome:
+    async def _one(self, host: str, batch: Batch, known: Any) -> HostOutcome:
         import asyncssh
 
         t0 = time.perf_counter()
+        lookup = _Lookup(known)
 
         def done(status: Any, error: str) -> HostOutcome:
             return HostOutcome(host=host, status=status, error=error,
@@ -110,12 +115,11 @@ class SSHTransport:
 
         try:
             with anyio.fail_after(self.connect_timeout_s):
-                conn = await asyncssh.connect(host, **self._connect_options(known))
+                conn = await asyncssh.connect(host, **self._connect_options(lookup))
         except TimeoutError:  # before OSError: on 3.11 TimeoutError is one
             return done("timed-out", f"no SSH handshake within {self.connect_timeout_s:g}s")
         except asyncssh.HostKeyNotVerifiable as exc:
-            return done("refused", f"host key not verified ({exc.reason}): add the host's "
-                        "key to known_hosts once you have checked it")
+            return done(*lookup.refusal(exc.reason))
         except asyncssh.PermissionDenied as exc:
             return done("failed", f"SSH login refused ({exc.reason}): check the user and keys")
         except (OSError, asyncssh.Error) as exc:
@@ -130,6 +134,34 @@ class SSHTransport:
             except (OSError, asyncssh.Error) as exc:
                 return done("unreachable", f"connection lost: {_why(exc)}")
         return outcome(host, out, err, code, round(time.perf_counter() - t0, 6))
+
+
+class _Lookup:
+    """known_hosts as asyncssh matches it for one connection (the name and port the ssh
+    config resolved), remembering whether it had any key for the host: what tells OpenSSH's
+    two refusals apart."""
+
+    def __init__(self, known: Any) -> None:
+        self.known = known
+        self.had_keys = False
+        self.where = ""
+
+    def __call__(self, host: str, addr: str, port: int | None) -> Any:
+        match = self.known.match(host, addr, port)
+        # trusted keys, CA keys, revoked keys (the X.509 lists are not used for OpenSSH keys)
+        self.had_keys = any(match[:3])
+        self.where = host if port in (None, 22) else f"[{host}]:{port}"
+        return match
+
+    def refusal(self, reason: str) -> tuple[str, str]:
+        if self.had_keys:
+            return ("changed-key", f"host key does not match known_hosts for {self.where} "
+                    f"({reason}): possibly a man in the middle, or the host was reinstalled. "
+                    "Do not add the new key: find out why it changed (ask whoever runs the "
+                    "host), and only then replace the old entry (ssh-keygen -R)")
+        return ("unknown-key", f"host key unknown: known_hosts has no key for "
+                f"{self.where or 'this host'} ({reason}). Check its fingerprint out of band "
+                "(ssh-keygen -lf on the host's key), then add it to known_hosts")
 
 
 async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int | None]:

@@ -2,7 +2,7 @@
 
 A server without a tool-call parser for its model (or a model that ignores ``tools``) hands
 the call back as text: a JSON object in a fenced block, with prose around it, or inside
-``<tool_call>…</tool_call>`` tags (the Hermes / Qwen chat templates' form, ``{"name": …,
+``<tool_call>…</tool_call>`` tags (the Hermes-style chat templates' form, ``{"name": …,
 "arguments": …}``). When a reply carries no tool call, such text is read as one: an object
 naming an offered tool with its arguments is that call; a bare object is the call of the one
 offered tool whose schema it fits (all its required keys, no key the schema does not know),

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._fleet._answer import fleet_answer
 from .._fleet._fold import Fold
+from .._fleet._meaning import compare_specs
 from .._fleet._names import InventoryError, expand
 from .._fleet._outcome import HostOutcome
 from .._fleet._record import read_outcomes
@@ -39,7 +40,8 @@ def replay_fleet(tf: TraceFile) -> ReplayResult:
         return ReplayResult(answer=None, recorded=None, identical=False, notes=notes,
                             tasks={}, incomplete=[])
     plan = Plan.model_validate(plan_ev.data)
-    fold = Fold(str(info.get("transport") or "?"), hosts, [t.id for t in plan.tasks])
+    fold = Fold(str(info.get("transport") or "?"), hosts, [t.id for t in plan.tasks],
+                compare_specs(plan))
     asked = set(hosts)
     for o in outcomes:
         if o.host not in asked:  # as the live run does: an outcome for a host never asked

@@ -73,8 +73,11 @@ def fleet_facts(answer: Answer, num: dict[str, int]) -> tuple[list[FactView], li
     cited = {c.id: c for c in answer.citations}
     differ: list[FactView] = []
     same: list[FactView] = []
-    for f in answer.fleet.facts if answer.fleet else ():
-        groups = [GroupView(role=_role(f.majority, n), text=g.text, nodes=g.nodes,
+    # the compared facts first (templates' ``compare:``: NCCL_PROTO, engine, …), then the
+    # task's facts whole
+    facts = [*answer.fleet.compared, *answer.fleet.facts] if answer.fleet else []
+    for f in facts:
+        groups = [GroupView(role=_role(f.majority, n), text=_where(g.text, g.where), nodes=g.nodes,
                             count=g.count,
                             cites=[(num[i], cited[i]) for i in g.evidence if i in num])
                   for n, g in enumerate(f.groups[:MAX_GROUPS])]
@@ -82,8 +85,12 @@ def fleet_facts(answer: Answer, num: dict[str, int]) -> tuple[list[FactView], li
         if rest:
             groups.append(GroupView(role="more", text=f"{len(rest)} more values", nodes="…",
                                     count=sum(g.count for g in rest), cites=[]))
-        (same if f.uniform else differ).append(FactView(f.task, f.fact, groups))
+        (same if f.uniform else differ).append(FactView(f.task, f.label or f.fact, groups))
     return differ, same
+
+
+def _where(text: str, where: list[str]) -> str:
+    return f"{text} (set at {', '.join(where)})" if where else text
 
 
 def _role(majority: bool, position: int) -> str:

@@ -154,14 +154,11 @@ def _model_error(exc: Exception, settings: Settings) -> CLIError:
 
 def _exit_code(answer: Any, host: Host) -> int:
     """7 when nothing was established (no fleet host answered; no task of one host found
-    anything), else 0; the reason goes to stderr."""
+    anything), 9 when some hosts of a fleet did not answer with anything to compare (failed,
+    unreachable, timed out, host key unknown or changed, no model server), else 0; the reason
+    goes to stderr."""
     if answer.fleet is not None:
-        counts = answer.fleet.counts
-        if counts.get("ok", 0) + counts.get("differs", 0) == 0:
-            print(f"agentkit: no host of the fleet answered ({answer.fleet.recap})",
-                  file=sys.stderr)
-            return 7
-        return 0
+        return _fleet_exit(answer.fleet)
     if not answer.citations and all(s != "ok" for s in answer.tasks.values()):
         why = answer.bottom_line[0].text if answer.bottom_line else "no task found anything"
         hint = ("If the server runs on another machine, snapshot that one with `agentkit "
@@ -170,6 +167,20 @@ def _exit_code(answer: Any, host: Host) -> int:
         print(f"agentkit: nothing could be established under {host.root.path}: {why} {hint}",
               file=sys.stderr)
         return 7
+    return 0
+
+
+def _fleet_exit(fleet: Any) -> int:
+    from .._fleet_model import ANSWERED
+
+    answered = sum(fleet.counts.get(b, 0) for b in ANSWERED)
+    if answered == 0:
+        print(f"agentkit: no host of the fleet answered ({fleet.recap})", file=sys.stderr)
+        return 7
+    if answered < fleet.hosts:
+        print(f"agentkit: {fleet.hosts - answered} of {fleet.hosts} hosts did not answer "
+              f"({fleet.recap})", file=sys.stderr)
+        return 9
     return 0
 
 

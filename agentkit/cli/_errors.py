@@ -12,6 +12,7 @@ EXIT_CODES = {
     6: "a replay diverged from its trace (the code asks what the trace never recorded)",
     7: "nothing could be established under --root (the answer still says why)",
     8: "the replayed trace holds no answer (its run stopped before answering)",
+    9: "some hosts of a fleet did not answer (the answer names them and why)",
     130: "interrupted",
 }
 
