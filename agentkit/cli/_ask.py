@@ -31,8 +31,13 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.add_argument("--brief", action="store_true",
                    help="only the bottom line and the table (with the evidence they cite)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no live display: plain log lines on stderr, warnings only")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no live display, even on a terminal: stderr has only what needs "
+                      "your attention")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="the event log on stderr (plan, tasks, refusals), one line each, "
+                      "instead of the live display")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
     p.add_argument("--concurrency", type=int, help="subagents running at once")
     from ._fleet_cmd import add_fleet
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         answer = _answer(question, settings, host, trace, live, fleet, args.catalog)
     finally:
         trace.close()
-        if not args.quiet:
+        if args.verbose or live is not None:  # quiet by default where no one is watching
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
     _print(answer, args.json, args.brief)
     return _exit_code(answer, host)
@@ -75,7 +80,8 @@ def _question(args: argparse.Namespace) -> str:
 
 
 def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
-    """The trace file, with the live display (a TTY) or the progress log listening."""
+    """The trace file, with the live display (a terminal), the event log (``-v``) or, where
+    no one watches (CI logs, scripts, an embedding runtime), only the warnings listening."""
     from .._trace import Trace
 
     try:
@@ -83,7 +89,7 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     except OSError as exc:
         raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
     live = None
-    if sys.stderr.isatty() and not args.quiet:
+    if sys.stderr.isatty() and not (args.quiet or args.verbose):
         from rich.console import Console
 
         from ._live import LiveProgress
@@ -93,7 +99,7 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     else:
         from ._progress import progress_logger
 
-        trace.listen(progress_logger(warnings_only=args.quiet))
+        trace.listen(progress_logger(warnings_only=not args.verbose))
     return trace, live
 
 

@@ -77,7 +77,7 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
             kinds[key] += 1
             if kinds[key] == 1:
                 first[key] = error
-                level = log.info if mode["catalog"] else log.warning
+                level = log.info if mode["catalog"] or absent(error) else log.warning
                 level("tool refused", task=ev["task"], tool=data["tool"], error=error[:200])
         elif kind == "llm" and phase == "end":
             if "error" in data:
@@ -87,14 +87,31 @@ def progress_logger(warnings_only: bool = False) -> Callable[[dict[str, Any]], N
                 calls = [c["name"] for c in data["response"]["tool_calls"]]
                 log.info("model answered", task=ev["task"], step=ev["step"], calls=calls)
         elif kind == "run" and phase == "end":
-            level = log.info if mode["catalog"] else log.warning
             for (tool, _), n in sorted(kinds.items()):
                 if n > 1:
-                    level("refused more like it", tool=tool, count=n,
-                          like=first[(tool, _)][:120])
+                    like = first[(tool, _)]
+                    level = log.info if mode["catalog"] or absent(like) else log.warning
+                    level("refused more like it", tool=tool, count=n, like=like[:120])
             log.info("run finished", status=data.get("status"))
 
     return on_event
+
+
+# What is not there is an answer, not a fault: optional paths (/etc/rancher/k3s,
+# ~/.nccl.conf) a host does not have, commands a snapshot did not capture.
+_ABSENT = re.compile(r"no such file or directory|was not captured|without a capture of|"
+                     r"is not installed", re.IGNORECASE)
+
+
+def absent(error: str) -> bool:
+    """Whether a refusal only says something is absent (nothing for the user to act on).
+
+    >>> absent("/home/vllm/.nccl.conf: no such file or directory")
+    True
+    >>> absent("/etc/shadow is a credential file; refused")
+    False
+    """
+    return _ABSENT.search(error) is not None
 
 
 _PATHISH = re.compile(r"(?<![\w])/[^\s,;:'\"()]*|`[^`]*`|'[^']*'|\"[^\"]*\"|\d+")
