@@ -62,8 +62,8 @@ def _task_claims(task: str, facts: list[FleetFact], split: list[FleetFact]) -> l
     out: list[Claim] = []
     if not split:
         nodes = facts[0].groups[0].nodes
-        out.append(Claim(text=f"{task}: the same on all {_hosts(answered)} that answered "
-                              f"({nodes})."))
+        every = "the one host" if answered == 1 else f"all {answered} hosts"
+        out.append(Claim(text=f"{task}: the same on {every} that answered ({nodes})."))
     if findings is not None and findings.majority and findings.groups:
         lead = findings.groups[0]
         where = f"On {lead.nodes} ({lead.count} of {answered})"
@@ -72,8 +72,9 @@ def _task_claims(task: str, facts: list[FleetFact], split: list[FleetFact]) -> l
     for f in split[:MAX_CLAIMS_PER_TASK]:
         out.append(_differs(task, f))
     if len(split) > MAX_CLAIMS_PER_TASK:
-        out.append(Claim(text=f"{task}: {len(split) - MAX_CLAIMS_PER_TASK} more facts differ "
-                              "(see the table)."))
+        more = len(split) - MAX_CLAIMS_PER_TASK
+        differ = "1 more fact differs" if more == 1 else f"{more} more facts differ"
+        out.append(Claim(text=f"{task}: {differ} (see the table)."))
     return out
 
 
@@ -85,7 +86,8 @@ def _differs(task: str, f: FleetFact) -> Claim:
     parts = [f"{short[g.text]} on {g.nodes} ({_hosts(g.count)})" for g in others[:MAX_GROUPS]]
     if len(others) > MAX_GROUPS:
         rest = others[MAX_GROUPS:]
-        parts.append(f"{len(rest)} more values on {sum(g.count for g in rest)} hosts")
+        values = "1 more value" if len(rest) == 1 else f"{len(rest)} more values"
+        parts.append(f"{values} on {_hosts(sum(g.count for g in rest))}")
     ids = [i for g in others[:MAX_GROUPS] for i in g.evidence]
     if f.majority:
         text = (f"{task}: {f.fact} differs: {'; '.join(parts)}, where the other "

@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure is a one-line message (and, with ``--json``, a JSON
     error object on stdout) and an exit code, never a traceback."""
     words = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in words
+    as_json = "--json" in words or "--format=json" in words or any(
+        a == "--format" and b == "json" for a, b in zip(words, words[1:]))  # noqa: B905,RUF007
     try:
         args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
         return int(args.func(args) or 0)

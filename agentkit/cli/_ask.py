@@ -28,7 +28,12 @@ def register(sub: Any) -> None:
     add_llm(p)
     p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
                    "default: $AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
-    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON "
+                   "(the same as --format json)")
+    p.add_argument("--format", choices=("text", "md", "json"), default=None,
+                   help="text: plain text, host text as written; md: Markdown source "
+                   "(special characters escaped); json. Default: rendered Markdown on a "
+                   "terminal, text elsewhere")
     p.add_argument("--brief", action="store_true",
                    help="only the bottom line and the table (with the evidence they cite)")
     talk = p.add_mutually_exclusive_group()
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         trace.close()
         if args.verbose or live is not None:  # quiet by default where no one is watching
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
-    _print(answer, args.json, args.brief)
+    _print(answer, "json" if args.json else args.format, args.brief)
     return _exit_code(answer, host)
 
 
@@ -180,15 +185,15 @@ def _fleet_asked(args: argparse.Namespace) -> bool:
     return any(getattr(args, k, None) for k in ("hosts", "slurm_job", "ray", "fleet"))
 
 
-def _print(answer: Any, as_json: bool, brief: bool = False) -> None:
+def _print(answer: Any, form: str | None, brief: bool = False) -> None:
     from .._render import json_safe, to_markdown
 
-    if as_json:
+    if form == "json":
         sys.stdout.write(json_safe(answer.model_dump_json(indent=2)) + "\n")
-    elif sys.stdout.isatty():
+    elif form is None and sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
 
         Console().print(Markdown(to_markdown(answer, brief=brief)))
-    else:
-        sys.stdout.write(to_markdown(answer, brief=brief))
+    else:  # a pipe or a file reads plain text unless Markdown is asked for
+        sys.stdout.write(to_markdown(answer, brief=brief, escape=form == "md"))
