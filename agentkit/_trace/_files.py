@@ -5,6 +5,10 @@ keeps the newest runs. The CLI and the MCP server both name their traces here.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+
+# A run's trace is written gzip-compressed (".jsonl.gz"); older runs are plain ".jsonl".
+SUFFIXES = (".jsonl.gz", ".jsonl")
 
 
 class TraceDirError(ValueError):
@@ -18,9 +22,7 @@ def new_trace_path() -> str:
     import secrets
     import time
 
-    base = os.environ.get("AGENTKIT_TRACE_DIR") or os.path.join(
-        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"),
-        "agentkit", "traces")
+    base = trace_dir()
     try:
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
@@ -30,6 +32,14 @@ def new_trace_path() -> str:
     name = time.strftime("run-%Y%m%d-%H%M%S") + f"-{secrets.token_hex(3)}.jsonl"
     prune_traces(base, _keep())
     return os.path.join(base, name)
+
+
+def trace_dir() -> str:
+    """The trace directory: ``$AGENTKIT_TRACE_DIR``, else ``$XDG_STATE_HOME/agentkit/traces``
+    (``~/.local/state`` when unset); it may not exist yet."""
+    return os.environ.get("AGENTKIT_TRACE_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"),
+        "agentkit", "traces")
 
 
 def _keep() -> int:
@@ -59,3 +69,32 @@ def prune_traces(base: str, keep: int) -> list[str]:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(base, n))
     return gone
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    """A run's trace in the trace directory."""
+
+    path: str
+    name: str
+    size: int
+    mtime: float
+
+
+def trace_files(base: str) -> list[TraceFile]:
+    """The run traces (``run-*.jsonl`` and ``run-*.jsonl.gz``) in ``base``, oldest first (by
+    name: it starts with the run's time)."""
+    try:
+        names = sorted(n for n in os.listdir(base)
+                       if n.startswith("run-") and n.endswith(SUFFIXES))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        path = os.path.join(base, n)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # removed meanwhile
+        out.append(TraceFile(path, n, st.st_size, st.st_mtime))
+    return out

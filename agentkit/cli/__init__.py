@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     from . import (
         _ask,
         _catalog_cmd,
+        _doctor_cmd,
         _mcp_cmd,
         _replay_cmd,
         _schema_cmd,
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     _schema_cmd.register(sub)
     _mcp_cmd.register(sub)
     _replay_cmd.register(sub)
+    _doctor_cmd.register(sub)
     c = sub.add_parser("completion", help="print a shell completion script (bash, zsh, tcsh)",
                        description="e.g. agentkit completion bash > "
                        "~/.local/share/bash-completion/completions/agentkit")

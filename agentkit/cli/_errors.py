@@ -11,6 +11,7 @@ EXIT_CODES = {
     5: "a tool refused or failed (agentkit tools call)",
     6: "a replay diverged from its trace (the code asks what the trace never recorded)",
     7: "nothing could be established under --root (the answer still says why)",
+    8: "doctor: something agentkit is configured to use cannot work (each line says the fix)",
     130: "interrupted",
 }
 
