@@ -232,10 +232,7 @@ class Orchestrator:
                                                KeyboardInterrupt) else "error"
             with anyio.CancelScope(shield=True):
                 self.trace.end(run, "run", data={"status": status, "error": repr(exc)})
-            # info, not warning: the exception goes on to the caller, who says it once in
-            # its own words (a warning here printed it twice, as a repr, even under -q)
-            _log.info("investigation %s: %s", status,
-                      "interrupted" if status == "cancelled" else str(exc) or type(exc).__name__)
+            _log.info("investigation %s", status)  # the caller says why, once, in its words
             raise
         self.trace.end(run, "run", data={"status": "ok", "cache_hits": self.cache.hits,
                                          "cache_misses": self.cache.misses})

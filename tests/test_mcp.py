@@ -81,18 +81,29 @@ def test_client_cancellation_stops_the_subagents(tmp_path: Path) -> None:
 
     with FakeLLMServer(stalling_script(["unit", "nccl-conf", "model"], 20)) as server:
         anyio.run(go, server)
-    events = [json.loads(line) for line in next(traces.glob("*.jsonl")).read_text().splitlines()]
+    events = [json.loads(line) for line in _lines(next(traces.glob("run-*")))]
     assert events[-1]["kind"] == "run" and events[-1]["data"]["status"] == "cancelled"
     cancelled = [e["task"] for e in events if e["kind"] == "task" and e["phase"] == "end"
                  and e["data"].get("cancelled")]
     assert sorted(cancelled) == ["model", "nccl-conf", "unit"]
 
 
+def _lines(path: Path) -> list[str]:
+    """A trace's lines, compressed (the trace directory's .jsonl.gz) or not, as far as the
+    file goes while it is being written."""
+    import zlib
+
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = zlib.decompressobj(wbits=31).decompress(data)
+    return data.decode().splitlines()
+
+
 def _ended(traces: Path) -> bool:
-    files = list(traces.glob("*.jsonl")) if traces.exists() else []
+    files = list(traces.glob("run-*")) if traces.exists() else []
     if not files:
         return False
-    lines = files[0].read_text().splitlines()
+    lines = _lines(files[0])
     if not lines:
         return False
     last = json.loads(lines[-1])

@@ -124,6 +124,8 @@ def _read_bytes(name: str) -> bytes:
     try:
         with open(name, "rb") as f:
             data = f.read(MAX_TRACE_BYTES + 1)
+            if data.startswith(_GZIP_MAGIC):
+                data = _gunzip(name, data, f)
     except FileNotFoundError:
         raise TraceError(name, 0, "no such file") from None
     except OSError as exc:
@@ -132,6 +134,32 @@ def _read_bytes(name: str) -> bytes:
         raise TraceError(name, data.count(b"\n") + 1, f"the trace is larger than "
                          f"{MAX_TRACE_BYTES >> 20} MiB: not a trace agentkit wrote")
     return data
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(name: str, head: bytes, rest: Any) -> bytes:
+    """A compressed trace (``.jsonl.gz``; plain traces are read as they are), decompressed
+    as far as the stream goes: a run that crashed leaves a stream without its end, whose
+    last line the reader reports as cut off. Never more than the size limit, however
+    small the compressed file."""
+    import zlib
+
+    z = zlib.decompressobj(wbits=31)
+    out = bytearray()
+    chunk = head
+    try:
+        while chunk and len(out) <= MAX_TRACE_BYTES:
+            out += z.decompress(chunk, MAX_TRACE_BYTES + 1 - len(out))
+            chunk = z.unconsumed_tail or rest.read(1 << 20)
+            if z.eof:
+                break
+    except zlib.error as exc:
+        if not out:
+            raise TraceError(name, 1, f"not a gzip stream agentkit wrote ({exc})") from None
+        # corrupt past a point: keep what decoded, the line checks say where it stops
+    return bytes(out)
 
 
 class _Limit(Exception):
