@@ -379,3 +379,30 @@ def test_investigate_ssh_hosts_only_those_the_server_allows(tmp_path: Path) -> N
     assert allowed.structured_content["answer"]["fleet"]["buckets"] == {
         "ok": "n[001-002]", "refused": "n003"}
     assert beyond.is_error and "n004 are not in this server's --fleet-hosts" in _text(beyond)
+
+
+def test_the_default_root_the_empty_question_and_the_version(tmp_path: Path) -> None:
+    # issue 25 item 2: --allow-root adds roots, it does not take --root away; an empty
+    # question is said as such; the server names agentkit's version in its handshake
+    from agentkit import __version__
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentkit", "mcp", "--root", str(EXAMPLES / "blackwell-kimi"),
+              "--allow-root", str(EXAMPLES / "hopper-deepseek")],
+        env={**os.environ, "AGENTKIT_TRACE_DIR": str(tmp_path), "AGENTKIT_CONFIG": "/dev/null"})
+
+    async def go() -> Any:
+        async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
+            init = await session.initialize()
+            default = await session.call_tool("investigate", {"question": "Which GPUs?"})
+            other = await session.call_tool("investigate", {
+                "question": "Which GPUs?", "root": str(EXAMPLES / "hopper-deepseek")})
+            empty = await session.call_tool("investigate", {"question": "  "})
+            return init, default, other, empty
+
+    init, default, other, empty = anyio.run(go)
+    assert init.server_info.name == "agentkit" and init.server_info.version == __version__
+    assert not default.is_error, default.content
+    assert not other.is_error, other.content
+    assert empty.is_error and "the question is empty" in str(empty.content), empty.content
