@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("completion", help="print a shell completion script (bash, zsh, tcsh)",
                        description="e.g. agentkit completion bash > "
                        "~/.local/share/bash-completion/completions/agentkit")
-    c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    c.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell to complete for")
     c.set_defaults(func=lambda args: _completion(p, args.shell))
     return p
 

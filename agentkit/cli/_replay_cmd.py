@@ -13,12 +13,12 @@ from ._errors import CLIError
 def register(sub: Any) -> None:
     p = sub.add_parser("replay", help="re-run a recorded trace: exactly (no model call, no tool "
                        "run), or with --live-tools to see what drifted")
-    p.add_argument("trace")
+    p.add_argument("trace", help="the trace file to replay (.jsonl or .jsonl.gz)")
     p.add_argument("--live-tools", action="store_true",
                    help="keep the recorded model answers, run the tools again now")
     p.add_argument("--root", metavar="DIR", help="with --live-tools: investigate this root "
                    "instead of the recorded one")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the replayed answer (and drift) as JSON")
     p.add_argument("--trace-out", metavar="FILE", help="also trace the replay itself")
     p.set_defaults(func=replay)
     t = sub.add_parser("trace", help="look at a recorded trace")
@@ -34,8 +34,9 @@ def register(sub: Any) -> None:
     ls.add_argument("--json", action="store_true", help="the runs as a JSON list")
     ls.set_defaults(func=list_cmd)
     r = sub.add_parser("report", help="write a self-contained HTML report of a trace")
-    r.add_argument("trace")
-    r.add_argument("-o", "--output", required=True, metavar="FILE")
+    r.add_argument("trace", help="the trace file to report on (.jsonl or .jsonl.gz)")
+    r.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write the HTML report (one self-contained file)")
     r.set_defaults(func=report)
 
 
