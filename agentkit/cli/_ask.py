@@ -43,6 +43,9 @@ def register(sub: Any) -> None:
     talk.add_argument("-v", "--verbose", action="store_true",
                       help="the event log on stderr (plan, tasks, refusals), one line each, "
                       "instead of the live display")
+    p.add_argument("--log-format", choices=("console", "json"), default="console",
+                   help="how log lines on stderr are written: console (aligned text) or json "
+                   "(one JSON object per line, for CI logs and programs)")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
     p.add_argument("--concurrency", type=int, help="subagents running at once")
     from ._fleet_cmd import add_fleet
@@ -66,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
         answer = _answer(question, settings, host, trace, live, fleet, args.catalog)
     finally:
         trace.close()
-        if args.verbose or live is not None:  # quiet by default where no one is watching
+        if args.verbose and args.log_format == "json":
+            from ._progress import lines
+
+            lines(fmt="json").info("trace written", path=trace_path)
+        elif args.verbose or live is not None:  # quiet by default where no one is watching
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
     _print(answer, "json" if args.json else args.format, args.brief)
     return _exit_code(answer, host)
@@ -94,7 +101,8 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     except OSError as exc:
         raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
     live = None
-    if sys.stderr.isatty() and not (args.quiet or args.verbose):
+    json_log = args.log_format == "json"
+    if sys.stderr.isatty() and not (args.quiet or args.verbose or json_log):
         from rich.console import Console
 
         from ._live import LiveProgress
@@ -102,9 +110,16 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
         live = LiveProgress(Console(stderr=True))
         trace.listen(live)
     else:
-        from ._progress import progress_logger
+        from ._progress import StdlibToLines, lines, progress_logger
 
-        trace.listen(progress_logger(warnings_only=not args.verbose))
+        log = lines(warnings_only=not args.verbose, fmt=args.log_format)
+        trace.listen(progress_logger(log=log))
+        if json_log:  # the library's own warnings as JSON lines too (the CLI owns its process)
+            import logging
+
+            logger = logging.getLogger("agentkit")
+            logger.addHandler(StdlibToLines(log))
+            logger.propagate = False
     return trace, live
 
 
