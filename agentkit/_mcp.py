@@ -106,7 +106,7 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
 
     server: MCPServer[Any] = MCPServer(
         "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.",
-        version=__version__)
+        version=__version__, log_level="WARNING")  # the SDK's default, INFO, printed every run
     # the default root is the operator's own choice: allowed whatever else is (--allow-root
     # adds roots, it does not take the default away)
     allowed = list(dict.fromkeys([default_root, *(allowed_roots or ())]))

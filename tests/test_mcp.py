@@ -392,17 +392,25 @@ def test_the_default_root_the_empty_question_and_the_version(tmp_path: Path) -> 
               "--allow-root", str(EXAMPLES / "hopper-deepseek")],
         env={**os.environ, "AGENTKIT_TRACE_DIR": str(tmp_path), "AGENTKIT_CONFIG": "/dev/null"})
 
+    errlog = tmp_path / "server-stderr.txt"
+
     async def go() -> Any:
-        async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
-            init = await session.initialize()
-            default = await session.call_tool("investigate", {"question": "Which GPUs?"})
-            other = await session.call_tool("investigate", {
-                "question": "Which GPUs?", "root": str(EXAMPLES / "hopper-deepseek")})
-            empty = await session.call_tool("investigate", {"question": "  "})
-            return init, default, other, empty
+        with errlog.open("w") as err:
+            async with stdio_client(server, errlog=err) as (r, w), \
+                    ClientSession(r, w) as session:
+                return await _three_calls(session)
+
+    async def _three_calls(session: ClientSession) -> Any:
+        init = await session.initialize()
+        default = await session.call_tool("investigate", {"question": "Which GPUs?"})
+        other = await session.call_tool("investigate", {
+            "question": "Which GPUs?", "root": str(EXAMPLES / "hopper-deepseek")})
+        empty = await session.call_tool("investigate", {"question": "  "})
+        return init, default, other, empty
 
     init, default, other, empty = anyio.run(go)
     assert init.server_info.name == "agentkit" and init.server_info.version == __version__
     assert not default.is_error, default.content
     assert not other.is_error, other.content
     assert empty.is_error and "the question is empty" in str(empty.content), empty.content
+    assert "INFO" not in errlog.read_text()  # quiet: the SDK's INFO logging printed every run
