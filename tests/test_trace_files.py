@@ -135,3 +135,14 @@ def test_trace_list_names_question_time_status_and_size(tmp_path: Path) -> None:
     runs = json.loads(_cli("trace", "list", "--json", env=env).stdout)
     assert [r["status"] for r in runs] == ["ok", "interrupted", "ok"]
     assert all(r["size"] == os.path.getsize(r["path"]) for r in runs)
+
+
+def test_a_file_that_only_starts_like_gzip_is_one_error(tmp_path: Path) -> None:
+    from agentkit._trace._read import TraceError
+
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(b"\x1f\x8b" + b"not deflate at all" * 10)
+    with pytest.raises(TraceError, match="line 1: not a gzip stream agentkit wrote"):
+        read_trace(str(bad))
+    done = _cli("trace", "show", str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
