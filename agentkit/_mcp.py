@@ -102,10 +102,15 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     >>> build_server("/", fleet=FleetPolicy(fleet_dirs=("/srv/fleets",))).name
     'agentkit'
     """
+    from ._version import __version__
+
     server: MCPServer[Any] = MCPServer(
-        "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.")
-    served = _Served(default_root, list(allowed_roots or [default_root]), fleet or FleetPolicy(),
-                     task_dirs, from_env)
+        "agentkit", instructions="Investigate ML serving hosts read-only; answers are cited.",
+        version=__version__, log_level="WARNING")  # the SDK's default, INFO, printed every run
+    # the default root is the operator's own choice: allowed whatever else is (--allow-root
+    # adds roots, it does not take the default away)
+    allowed = list(dict.fromkeys([default_root, *(allowed_roots or ())]))
+    served = _Served(default_root, allowed, fleet or FleetPolicy(), task_dirs, from_env)
 
     # The tools' signatures are their schemas (the SDK reads them): the work is below.
     @server.tool(name="investigate", description=DESCRIPTION)
@@ -153,6 +158,9 @@ class _Served:
 async def _investigate(served: _Served, ctx: Context, question: str, root: str | None,
                        tasks: list[str] | None, detail: str, limits: dict[str, Any],
                        hosts: str | None, fleet_dir: str | None) -> dict[str, Any]:
+    if not question.split():
+        raise Refusal('the question is empty: ask something, e.g. "Is NCCL tuned for this '
+                      'topology?"')
     on_fleet = _fleet_transport(served.policy, root, hosts, fleet_dir)
     chosen = root or served.default_root
     if not _inside(chosen, served.allowed):

@@ -219,7 +219,7 @@ class Orchestrator:
                                                KeyboardInterrupt) else "error"
             with anyio.CancelScope(shield=True):
                 self.trace.end(run, "run", data={"status": status, "error": repr(exc)})
-            _log.warning("investigation %s: %r", status, exc)
+            _log.info("investigation %s", status)  # the caller says why, once, in its words
             raise
         self.trace.end(run, "run", data={"status": "ok", "cache_hits": self.cache.hits,
                                          "cache_misses": self.cache.misses})

@@ -14,13 +14,14 @@ import jinja2
 from ._types import Answer
 
 
-@lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
+@lru_cache(maxsize=2)
+def _template(escape: bool = True) -> jinja2.Template:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "_templates")),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         autoescape=False)
-    env.filters["md"] = md_escape
+    # plain text (a pipe, a file) has no Markdown to protect: only controls are made visible
+    env.filters["md"] = md_escape if escape else lambda t: visible_controls(str(t))
     return env.get_template("answer.md.j2")
 
 
@@ -70,8 +71,10 @@ def md_escape(text: str) -> str:
                    else _SPECIAL.sub(lambda m: "\\" + m.group(0), p) for p in parts)
 
 
-def to_markdown(answer: Answer, brief: bool = False) -> str:
+def to_markdown(answer: Answer, brief: bool = False, *, escape: bool = True) -> str:
     """The answer as Markdown; ``[n]`` marks point into the Evidence list at the end.
+    ``escape=False``: the same layout as plain text, host text as it was written (no
+    ``\\[`` for a bracket), for a reader that is not a Markdown renderer.
 
     >>> from agentkit import Answer, Claim
     >>> print(to_markdown(Answer(question="Q?", mode="catalog", bottom_line=[Claim(text="A.")])))
@@ -91,5 +94,5 @@ def to_markdown(answer: Answer, brief: bool = False) -> str:
         citations = [c for c in citations if c.id in cited]
     num = {c.id: n for n, c in enumerate(citations, 1)}
     said = {c.text for c in answer.bottom_line}
-    text = _template().render(a=answer, num=num, citations=citations, brief=brief, said=said)
+    text = _template(escape).render(a=answer, num=num, citations=citations, brief=brief, said=said)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"

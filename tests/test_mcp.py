@@ -81,18 +81,29 @@ def test_client_cancellation_stops_the_subagents(tmp_path: Path) -> None:
 
     with FakeLLMServer(stalling_script(["unit", "nccl-conf", "model"], 20)) as server:
         anyio.run(go, server)
-    events = [json.loads(line) for line in next(traces.glob("*.jsonl")).read_text().splitlines()]
+    events = [json.loads(line) for line in _lines(next(traces.glob("run-*")))]
     assert events[-1]["kind"] == "run" and events[-1]["data"]["status"] == "cancelled"
     cancelled = [e["task"] for e in events if e["kind"] == "task" and e["phase"] == "end"
                  and e["data"].get("cancelled")]
     assert sorted(cancelled) == ["model", "nccl-conf", "unit"]
 
 
+def _lines(path: Path) -> list[str]:
+    """A trace's lines, compressed (the trace directory's .jsonl.gz) or not, as far as the
+    file goes while it is being written."""
+    import zlib
+
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = zlib.decompressobj(wbits=31).decompress(data)
+    return data.decode().splitlines()
+
+
 def _ended(traces: Path) -> bool:
-    files = list(traces.glob("*.jsonl")) if traces.exists() else []
+    files = list(traces.glob("run-*")) if traces.exists() else []
     if not files:
         return False
-    lines = files[0].read_text().splitlines()
+    lines = _lines(files[0])
     if not lines:
         return False
     last = json.loads(lines[-1])
@@ -368,3 +379,38 @@ def test_investigate_ssh_hosts_only_those_the_server_allows(tmp_path: Path) -> N
     assert allowed.structured_content["answer"]["fleet"]["buckets"] == {
         "ok": "n[001-002]", "unknown-key": "n003"}
     assert beyond.is_error and "n004 are not in this server's --fleet-hosts" in _text(beyond)
+
+
+def test_the_default_root_the_empty_question_and_the_version(tmp_path: Path) -> None:
+    # issue 25 item 2: --allow-root adds roots, it does not take --root away; an empty
+    # question is said as such; the server names agentkit's version in its handshake
+    from agentkit import __version__
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentkit", "mcp", "--root", str(EXAMPLES / "blackwell-kimi"),
+              "--allow-root", str(EXAMPLES / "hopper-deepseek")],
+        env={**os.environ, "AGENTKIT_TRACE_DIR": str(tmp_path), "AGENTKIT_CONFIG": "/dev/null"})
+
+    errlog = tmp_path / "server-stderr.txt"
+
+    async def go() -> Any:
+        with errlog.open("w") as err:
+            async with stdio_client(server, errlog=err) as (r, w), \
+                    ClientSession(r, w) as session:
+                return await _three_calls(session)
+
+    async def _three_calls(session: ClientSession) -> Any:
+        init = await session.initialize()
+        default = await session.call_tool("investigate", {"question": "Which GPUs?"})
+        other = await session.call_tool("investigate", {
+            "question": "Which GPUs?", "root": str(EXAMPLES / "hopper-deepseek")})
+        empty = await session.call_tool("investigate", {"question": "  "})
+        return init, default, other, empty
+
+    init, default, other, empty = anyio.run(go)
+    assert init.server_info.name == "agentkit" and init.server_info.version == __version__
+    assert not default.is_error, default.content
+    assert not other.is_error, other.content
+    assert empty.is_error and "the question is empty" in str(empty.content), empty.content
+    assert "INFO" not in errlog.read_text()  # quiet: the SDK's INFO logging printed every run

@@ -45,3 +45,15 @@ def test_a_host_string_cannot_break_or_colour_the_line(capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert "\x1b" not in err and err.count("\n") == 2, err
     assert "tool refused" in err and "\\x1b[31mred" in err
+
+
+def test_an_absent_optional_path_is_not_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    # LLM mode warns about refusals (the model asked for something it may not have), but a
+    # path the host simply lacks (~/.nccl.conf, /etc/rancher/k3s) is nothing to act on.
+    on = progress_logger(warnings_only=True)
+    on({"kind": "plan", "phase": "end", "data": {"mode": "llm", "tasks": []}})
+    for p in ("/home/vllm/.nccl.conf", "/etc/rancher/k3s", "/etc/rancher/rke2"):
+        on(_refused(f"{p}: no such file or directory"))
+    on(_refused("`systemctl list-units` was not captured in this snapshot"))
+    on({"kind": "run", "phase": "end", "data": {"status": "ok"}})
+    assert capsys.readouterr().err == ""

@@ -97,7 +97,7 @@ def test_markdown_answer_on_stdout_logs_on_stderr(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "t.jsonl"
     code, out, err = run(capsys, "ask", REFERENCE_QUESTION, "--root",
-                         str(EXAMPLES / "blackwell-kimi"), "--trace", str(trace))
+                         str(EXAMPLES / "blackwell-kimi"), "--trace", str(trace), "-v")
     assert code == 0
     assert out.startswith("# Do previous optimizations") and "## Evidence" in out
     assert "task finished" in err and "task started" not in out

@@ -222,7 +222,7 @@ def test_evidence_is_written_once_and_read_back_whole(tmp_path: Path) -> None:
     refs = [ev for e in ends for ev in e["data"]["result"]["evidence"] if "ref" in ev]
     assert refs  # the shared host-model evidence is referenced, not repeated
     whole = {ev["id"] for e in lines if e["kind"] == "tool" and e["phase"] == "end"
-             for ev in e["data"].get("evidence", [])}
+             for ev in e["data"].get("evidence", []) if "id" in ev}
     whole |= {ev["id"] for e in ends for ev in e["data"]["result"]["evidence"] if "id" in ev}
     assert all(r["ref"] in whole for r in refs)
     back = {e.task: e.data["result"] for e in read_trace(str(path)).events
@@ -233,6 +233,24 @@ def test_evidence_is_written_once_and_read_back_whole(tmp_path: Path) -> None:
     for task, result in heard.items():  # what listeners heard is what the reader gives back
         got = json.loads(json.dumps(back[task], default=str))
         assert got["evidence"] == json.loads(json.dumps(result, default=str))["evidence"]
+    # version 3: a repeated tool result is a reference in the file, whole when read back
+    assert any("data_ref" in e["data"] for e in lines if e["kind"] == "tool")
+    said = {e["seq"]: e["data"] for e in listened if e["kind"] == "tool" and e["phase"] == "end"}
+    read = {e.seq: e.data for e in read_trace(str(path)).events
+            if e.kind == "tool" and e.phase == "end"}
+    assert said.keys() == read.keys()
+    for seq, data in said.items():
+        assert json.loads(json.dumps(read[seq], default=str)) == json.loads(
+            json.dumps(data, default=str)), seq
+
+
+def test_a_tool_result_referenced_before_it_is_written_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    end = {**TOOL_START, "phase": "end", "seq": 3, "data": {
+        "tool": "glob", "index": 1, "ok": True, "data_ref": 2, "evidence": []}}
+    p.write_text("\n".join(json.dumps(e) for e in (HEADER, RUN_START, TOOL_START, end)) + "\n")
+    with pytest.raises(TraceError, match="line 4: tool result 2 is referenced before"):
+        read_trace(str(p))
 
 
 def test_a_reference_to_evidence_never_written_is_named(tmp_path: Path) -> None:

@@ -55,6 +55,20 @@ def test_a_summary_uses_the_screen_s_width(tmp_path: Path) -> None:
     assert longest[:200] in wide  # not cut at 80 characters
 
 
+def test_at_80_columns_the_summary_column_keeps_room(tmp_path: Path) -> None:
+    # issue 25 item 8: with six fixed columns the summary was squeezed to nothing at 80
+    _run(EXAMPLES / "blackwell-kimi", "Is NCCL tuned?", tmp_path / "t.jsonl")
+    shown = _show(tmp_path / "t.jsonl", 80)
+    table = shown.split("Tasks", 1)[1].split("start, took: seconds", 1)[0]
+    header = next(line for line in table.splitlines() if line.strip().startswith("task"))
+    assert header.rstrip().endswith("summary"), header
+    at = header.index("summary")
+    assert 80 - at >= 20, header  # room for words, not one character per line
+    assert all(len(line) <= 80 for line in table.splitlines())
+    words = " ".join(line[at:].strip() for line in table.splitlines())
+    assert "NCCL" in words
+
+
 def test_the_live_view_says_planning_before_the_plan() -> None:
     buf = io.StringIO()
     console = Console(file=buf, width=100, color_system=None)

@@ -179,7 +179,7 @@ async def previous_models(ctx: RecipeContext) -> list[str]:
     if "previous_model" in ctx.spec.inputs:
         paths = [str(ctx.spec.inputs["previous_model"])]
         ctx.fact("previous_model_paths", paths, [])
-        ctx.fact("previous_choice", {"path": paths[0], "why": "given by the caller",
+        ctx.fact("previous_choice", {"path": paths[0], "why": "the caller named it",
                                      "candidates": paths}, [])
         return paths
     dirs, ev = await _model_dirs(ctx, served)
@@ -200,8 +200,8 @@ async def previous_models(ctx: RecipeContext) -> list[str]:
             cite = [last_ev]
     if chosen is None and len(candidates) == 1:
         chosen = candidates[0]
-        why = ("the only other model on the host; no unit, journal line or question names the "
-               "model served before, so this comparison assumes it")
+        why = ("it is the only other model on the host; no unit, journal line or question "
+               "names the model served before, so this comparison assumes it")
     paths = [chosen] if chosen else []
     ctx.fact("previous_model_paths", paths, ev + cite)
     ctx.fact("previous_choice", {"path": chosen, "why": why, "candidates": candidates,

@@ -161,6 +161,7 @@ def _findings(tpl: TaskTemplate, ctx: RecipeContext, quiet: bool) -> tuple[list[
     """The template's findings whose conditions hold. A finding over a missing fact is a
     template bug worth reporting, unless the recipe stopped early (``quiet``)."""
     out: list[Finding] = []
+    asks: list[list[str]] = []  # each stated finding's answers: words
     headline = ""
     scope = ctx.scope()
     for spec in tpl.findings:
@@ -176,6 +177,25 @@ def _findings(tpl: TaskTemplate, ctx: RecipeContext, quiet: bool) -> tuple[list[
             continue
         evidence = sorted({e for name in spec.cite for e in ctx.facts[name].evidence})
         out.append(Finding(claim=text, evidence=evidence, headline=spec.headline))
+        asks.append(spec.answers)
         if spec.headline and not headline:
             headline = text
-    return out, headline
+    return _asked_first(str(ctx.spec.inputs.get("question") or ""), out, asks), headline
+
+
+def _asked_first(question: str, found: list[Finding], asks: list[list[str]]) -> list[Finding]:
+    """The findings the question asks for by name (``answers:``) first and as headlines, so
+    the bottom line answers what was asked, in its own terms, before the task's usual lead.
+
+    >>> f = [Finding(claim="vLLM 0.11", headline=True), Finding(claim="Kernel 6.8")]
+    >>> [(x.claim, x.headline) for x in _asked_first("Which kernel?", f, [[], ["kernel"]])]
+    [('Kernel 6.8', True), ('vLLM 0.11', True)]
+    """
+    import re
+
+    norm = question.lower()
+    hit = [any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}(?![a-z0-9])", norm)
+               for w in words) for words in asks]
+    first = [f.model_copy(update={"headline": True}) for f, h in zip(found, hit, strict=True)
+             if h]
+    return first + [f for f, h in zip(found, hit, strict=True) if not h]

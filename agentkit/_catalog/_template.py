@@ -63,6 +63,9 @@ class FindingSpec(_Strict):
     when: str | None = None
     cite: list[str] = Field(default_factory=list)
     headline: bool = False
+    # words that, named in the question, make this finding the answer to it: it then leads
+    # the task's findings and the bottom line ("Which kernel version?" gets the kernel)
+    answers: list[str] = Field(default_factory=list)
 
 
 class Verdict(_Strict):

@@ -74,7 +74,8 @@ def _verdict(question: str, fleet: Fleet, uniform: list[FleetFact]) -> Claim:
                           f"({fleet.recap}).")
     if odd == 0:
         lead = "Yes: t" if same else "No: t" if differ else "T"
-        text = (f"{lead}he same on all {_hosts(answered)} that answered "
+        every = "the one host" if answered == 1 else f"all {_hosts(answered)}"
+        text = (f"{lead}he same on {every} that answered "
                 f"({_short_nodes(fleet.buckets.get('ok', ''))}){rest}")
     else:
         lead = "No" if same else "Yes" if differ else "Not the same"
@@ -94,7 +95,8 @@ def _fact_line(f: FleetFact) -> Claim:
     parts = [f"{_value(g)} on {_where(g)}" for g in shown]
     more = (others if f.majority else f.groups)[len(shown):]
     if more:
-        parts.append(f"{len(more)} more values on {_hosts(sum(g.count for g in more))}")
+        values = "1 more value" if len(more) == 1 else f"{len(more)} more values"
+        parts.append(f"{values} on {_hosts(sum(g.count for g in more))}")
     ids = [i for g in shown for i in g.evidence]
     if f.majority:
         lead = f"{_value(head)} on {_hosts(head.count)} ({_short_nodes(head.nodes)}); "
@@ -171,14 +173,17 @@ def _fit(lines: list[Claim], n: int, more: object) -> list[Claim]:
 
 def _more_facts(labels: list[str]) -> Claim:
     named = ", ".join(labels[:5]) + (", …" if len(labels) > 5 else "")
-    return Claim(text=f"{len(labels)} more compared facts differ: {named} (see the table).")
+    more = ("1 more compared fact differs" if len(labels) == 1 else
+            f"{len(labels)} more compared facts differ")
+    return Claim(text=f"{more}: {named} (see the table).")
 
 
 def _more_problems(fleet: Fleet, rest: int) -> Claim:
     left = fleet.problems[len(fleet.problems) - rest:]
     n = sum(p.count for p in left)
     return Claim(text=f"{n} more {'host' if n == 1 else 'hosts'} did not answer, for "
-                      f"{rest} other reasons ({', '.join(sorted({p.bucket for p in left}))}; "
+                      f"{'1 other reason' if rest == 1 else f'{rest} other reasons'} "
+                      f"({', '.join(sorted({p.bucket for p in left}))}; "
                       "see the buckets below).")
 
 

@@ -125,7 +125,8 @@ def layer(setting: Setting, bwrap: str | None = None) -> Layer:
     if why not in _warned:
         _warned.add(why)
         _log.warning("SANDBOX: commands run allowlist-only, without the kernel layer: %s. "
-                     "Set AGENTKIT_SANDBOX=kernel to refuse instead.", why)
+                     "Run `agentkit doctor` for the fix; AGENTKIT_SANDBOX=kernel refuses "
+                     "instead.", why)
     return Layer("allowlist-only", why)
 
 

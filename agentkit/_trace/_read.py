@@ -25,6 +25,7 @@ from pydantic import (
 
 from .._render import visible_controls
 from .._types import Answer, Evidence, Plan, TaskResult
+from ._gz import GZIP_MAGIC, NotGzip, gunzip
 from ._write import TRACE_FORMAT, TRACE_VERSION
 
 # Limits (docs/trace-format.md, "Limits"): what agentkit writes is far inside them; past them a
@@ -37,7 +38,8 @@ TS_MAX = 7_258_118_400.0  # 2200-01-01: a larger time makes timelines of absurd 
 
 # Upgrades from older trace versions, applied in order: {old version: fn(event) -> event}.
 # 1 → 2: version 2 only adds evidence references, which a version 1 trace never holds.
-_UPGRADES: dict[int, Any] = {1: lambda raw: raw}
+# 2 → 3: version 3 only adds tool result references, which a version 2 trace never holds.
+_UPGRADES: dict[int, Any] = {1: lambda raw: raw, 2: lambda raw: raw}
 
 
 class TraceError(ValueError):
@@ -94,6 +96,7 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
         lines.pop()
     events: list[TraceEvent] = []
     evidence: dict[str, dict[str, Any]] = {}  # by id, as first written
+    results: dict[int, Any] = {}  # tool results by the seq of the line that holds them
     trace = TraceFile(name, events)
     for n, line in enumerate(lines, 1):
         last = n == len(lines)
@@ -110,6 +113,7 @@ def read_trace(path: str | os.PathLike[str]) -> TraceFile:
             _check_header(name, raw)
         event = _event(name, n, raw)
         _rehydrate(name, n, event, evidence)
+        _same_result(name, n, event, results)
         _check_data(name, n, event)
         events.append(event)
     if not events:
@@ -124,8 +128,12 @@ def _read_bytes(name: str) -> bytes:
     try:
         with open(name, "rb") as f:
             data = f.read(MAX_TRACE_BYTES + 1)
+            if data.startswith(GZIP_MAGIC):
+                data = gunzip(data, f, MAX_TRACE_BYTES)
     except FileNotFoundError:
         raise TraceError(name, 0, "no such file") from None
+    except NotGzip as exc:
+        raise TraceError(name, 1, f"not a gzip stream agentkit wrote ({exc})") from None
     except OSError as exc:
         raise TraceError(name, 0, f"cannot read: {exc.strerror}") from None
     if len(data) > MAX_TRACE_BYTES:
@@ -184,6 +192,21 @@ def _check_values(raw: Any) -> None:
         if depth >= MAX_DEPTH:
             raise RecursionError
         stack.extend((v, depth + 1) for v in value)
+
+
+def _same_result(name: str, n: int, event: TraceEvent, results: dict[int, Any]) -> None:
+    """A tool result written once and referenced after (``"data_ref": seq``, version 3) is
+    put back whole; a reference to a line that held none is an error naming the line."""
+    if event.kind != "tool" or event.phase != "end":
+        return
+    if "data_ref" not in event.data:
+        if "data" in event.data:
+            results[event.seq] = event.data["data"]
+        return
+    ref = event.data.pop("data_ref")
+    if type(ref) is not int or ref not in results:
+        raise TraceError(name, n, f"tool result {ref!r} is referenced before it is written")
+    event.data["data"] = results[ref]
 
 
 def _rehydrate(name: str, n: int, event: TraceEvent, seen: dict[str, dict[str, Any]]) -> None:
@@ -353,7 +376,8 @@ def _event(name: str, n: int, raw: Any) -> TraceEvent:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(line)"
         raise TraceError(name, n, f"not a trace event: {where}: {first['msg']}") from None
-    missing = [k for k in _REQUIRED.get((event.kind, event.phase), ()) if k not in event.data]
+    given = set(event.data) | ({"data"} if "data_ref" in event.data else set())  # version 3
+    missing = [k for k in _REQUIRED.get((event.kind, event.phase), ()) if k not in given]
     if event.kind == "llm" and event.phase == "end" and not (
             "response" in event.data or "error" in event.data
             or event.data.get("cancelled") is True):  # stopped before it was answered

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -48,10 +49,14 @@ def render_show(tf: TraceFile, console: Console | None = None) -> None:
             how = f"recipe {task['template']}" if task.get("template") else "LLM subagent"
             plan.add_row(safe(task["id"]), safe(how), safe(task.get("reason", "")))
         console.print(plan)
-    rows = Table(title="Tasks")
-    for col in ("task", "start s", "took s", "status", "model calls", "tool calls"):
+    rows = Table(title="Tasks", caption="start, took: seconds; llm, tools: calls",
+                 box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    # Short headers and a task column that may wrap: at 80 columns the summary keeps room
+    # (with the long headers it was squeezed to nothing)
+    rows.add_column("task", overflow="fold")
+    for col in ("start", "took", "status", "llm", "tools"):
         rows.add_column(col, no_wrap=True)
-    rows.add_column("summary", ratio=1, overflow="fold")  # as wide as the screen allows
+    rows.add_column("summary", ratio=1, min_width=20, overflow="fold")
     for r in t.rows:
         took = (r.end if r.end is not None else t.duration) - r.start
         rows.add_row(safe(r.id), f"{r.start:.3f}", f"{took:.3f}", safe(r.status),

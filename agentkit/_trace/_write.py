@@ -19,15 +19,27 @@ import orjson
 
 # 2: a task result's evidence already written earlier in the file is a reference
 # ({"ref": id}); readers put the object back (version 1 traces have none).
-TRACE_VERSION = 2
+# 3: a tool end's result identical to an earlier one (a cached call: the same config.json
+# parsed for six tasks) is {"data_ref": seq}, and its evidence references too.
+TRACE_VERSION = 3
 TRACE_FORMAT = "agentkit-trace"
 _OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+_REF_MIN = 512  # a tool result shorter than this is written again rather than referenced
 
 
 def _encode(event: dict[str, Any]) -> bytes:
     # orjson: the trace is written on the hot path of every model and tool call, and the
     # stdlib encoder was its largest single cost (docs/benchmarks.md).
     return orjson.dumps(event, default=str, option=_OPTS)
+
+
+def _gzip(raw: IO[bytes]) -> IO[bytes]:
+    """``raw`` written through gzip: a run's JSON lines repeat their keys and paths, and
+    compress about tenfold. Each flush is a zlib sync flush, so a crash still leaves a prefix
+    that decompresses to whole lines (the reader takes the stream as far as it goes)."""
+    import gzip
+
+    return gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0)  # type: ignore[return-value]
 
 
 class Trace:
@@ -48,6 +60,8 @@ class Trace:
         if path is not None:
             # exclusive: a new file or an error, never two writers on one trace
             self._file = open(path, "xb" if exclusive else "wb")  # noqa: SIM115 - closed in close()
+            if os.fspath(path).endswith(".gz"):
+                self._file = _gzip(self._file)
         self._listeners = [listener] if listener else []
         self._seq = itertools.count(1)
         self._span = itertools.count(1)
@@ -57,6 +71,7 @@ class Trace:
         self.task_spans: dict[str, str] = {}
         self._flush_pending = False
         self._written: set[str] = set()  # evidence ids written in full to the file
+        self._results: dict[bytes, int] = {}  # digest of a tool result written in full: seq
         if self._file is not None:
             from .._version import __version__
 
@@ -98,15 +113,16 @@ class Trace:
         repeating it was most of a trace's size). Listeners get the event whole."""
         data = event["data"]
         if event["kind"] == "tool" and event["phase"] == "end":
-            for ev in data.get("evidence") or ():
-                if isinstance(ev, dict) and "id" in ev:
-                    self._written.add(ev["id"])
-            return event
+            return self._tool_end(event)
         result = data.get("result") if event["kind"] == "task" else None
         if not isinstance(result, dict) or not result.get("evidence"):
             return event
+        slim = self._slim(result["evidence"])
+        return {**event, "data": {**data, "result": {**result, "evidence": slim}}}
+
+    def _slim(self, evidence: list[Any]) -> list[Any]:
         slim = []
-        for ev in result["evidence"]:
+        for ev in evidence:
             ident = ev.get("id") if isinstance(ev, dict) else None
             if ident in self._written:
                 slim.append({"ref": ident})
@@ -114,7 +130,29 @@ class Trace:
                 slim.append(ev)
                 if ident:
                     self._written.add(ident)
-        return {**event, "data": {**data, "result": {**result, "evidence": slim}}}
+        return slim
+
+    def _tool_end(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A tool's result as a reference to the same result written earlier (version 3):
+        gzip's 32 KiB window cannot see a 40 KB repeat, so this halves a compressed trace."""
+        import hashlib
+
+        data = dict(event["data"])
+        if data.get("data") is not None:
+            blob = orjson.dumps(data["data"], default=str, option=orjson.OPT_NON_STR_KEYS)
+            if len(blob) >= _REF_MIN:
+                key = hashlib.blake2b(blob, digest_size=16).digest()
+                first = self._results.setdefault(key, event["seq"])
+                if first != event["seq"]:  # a repeat: its evidence is a repeat too
+                    del data["data"]
+                    data["data_ref"] = first
+                    if isinstance(data.get("evidence"), list):
+                        data["evidence"] = self._slim(data["evidence"])
+                    return {**event, "data": data}
+        for ev in data.get("evidence") or ():  # whole here: later references point to it
+            if isinstance(ev, dict) and "id" in ev:
+                self._written.add(ev["id"])
+        return event
 
     def _schedule_flush(self) -> None:
         # One flush per event-loop tick rather than per event: every event written in a tick
@@ -148,7 +186,10 @@ class Trace:
     def close(self) -> None:
         if self._file is not None and not self._file.closed:
             self._file.flush()
+            raw = getattr(self._file, "fileobj", None)  # a GzipFile leaves its file open
             self._file.close()
+            if raw is not None:
+                raw.close()
 
     def __enter__(self) -> Trace:
         return self

@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     from . import (
         _ask,
         _catalog_cmd,
+        _doctor_cmd,
         _mcp_cmd,
         _replay_cmd,
         _schema_cmd,
@@ -57,10 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     _schema_cmd.register(sub)
     _mcp_cmd.register(sub)
     _replay_cmd.register(sub)
+    _doctor_cmd.register(sub)
     c = sub.add_parser("completion", help="print a shell completion script (bash, zsh, tcsh)",
                        description="e.g. agentkit completion bash > "
                        "~/.local/share/bash-completion/completions/agentkit")
-    c.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    c.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell to complete for")
     c.set_defaults(func=lambda args: _completion(p, args.shell))
     return p
 
@@ -77,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure is a one-line message (and, with ``--json``, a JSON
     error object on stdout) and an exit code, never a traceback."""
     words = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in words
+    as_json = "--json" in words or "--format=json" in words or any(
+        a == "--format" and b == "json" for a, b in zip(words, words[1:]))  # noqa: B905,RUF007
     try:
         args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
         return int(args.func(args) or 0)

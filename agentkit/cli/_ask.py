@@ -28,11 +28,24 @@ def register(sub: Any) -> None:
     add_llm(p)
     p.add_argument("--trace", metavar="FILE", help="where to write the trace (JSON lines); "
                    "default: $AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
-    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON "
+                   "(the same as --format json)")
+    p.add_argument("--format", choices=("text", "md", "json"), default=None,
+                   help="text: plain text, host text as written; md: Markdown source "
+                   "(special characters escaped); json. Default: rendered Markdown on a "
+                   "terminal, text elsewhere")
     p.add_argument("--brief", action="store_true",
                    help="only the bottom line and the table (with the evidence they cite)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no live display: plain log lines on stderr, warnings only")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no live display, even on a terminal: stderr has only what needs "
+                      "your attention")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="the event log on stderr (plan, tasks, refusals), one line each, "
+                      "instead of the live display")
+    p.add_argument("--log-format", choices=("console", "json"), default="console",
+                   help="how log lines on stderr are written: console (aligned text) or json "
+                   "(one JSON object per line, for CI logs and programs)")
     p.add_argument("--max-tasks", type=int, help="cap on planned tasks (LLM mode)")
     p.add_argument("--concurrency", type=int, help="subagents running at once")
     from ._fleet_cmd import add_fleet
@@ -56,9 +69,13 @@ def run(args: argparse.Namespace) -> int:
         answer = _answer(question, settings, host, trace, live, fleet, args.catalog)
     finally:
         trace.close()
-        if not args.quiet:
+        if args.verbose and args.log_format == "json":
+            from ._progress import lines
+
+            lines(fmt="json").info("trace written", path=trace_path)
+        elif args.verbose or live is not None:  # quiet by default where no one is watching
             print(f"agentkit: trace written to {trace_path}", file=sys.stderr)
-    _print(answer, args.json, args.brief)
+    _print(answer, "json" if args.json else args.format, args.brief)
     return _exit_code(answer, host)
 
 
@@ -75,7 +92,8 @@ def _question(args: argparse.Namespace) -> str:
 
 
 def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
-    """The trace file, with the live display (a TTY) or the progress log listening."""
+    """The trace file, with the live display (a terminal), the event log (``-v``) or, where
+    no one watches (CI logs, scripts, an embedding runtime), only the warnings listening."""
     from .._trace import Trace
 
     try:
@@ -83,7 +101,8 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     except OSError as exc:
         raise CLIError(f"cannot write the trace to {trace_path}: {exc.strerror}") from None
     live = None
-    if sys.stderr.isatty() and not args.quiet:
+    json_log = args.log_format == "json"
+    if sys.stderr.isatty() and not (args.quiet or args.verbose or json_log):
         from rich.console import Console
 
         from ._live import LiveProgress
@@ -91,9 +110,16 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
         live = LiveProgress(Console(stderr=True))
         trace.listen(live)
     else:
-        from ._progress import progress_logger
+        from ._progress import StdlibToLines, lines, progress_logger
 
-        trace.listen(progress_logger(warnings_only=args.quiet))
+        log = lines(warnings_only=not args.verbose, fmt=args.log_format)
+        trace.listen(progress_logger(log=log))
+        if json_log:  # the library's own warnings as JSON lines too (the CLI owns its process)
+            import logging
+
+            logger = logging.getLogger("agentkit")
+            logger.addHandler(StdlibToLines(log))
+            logger.propagate = False
     return trace, live
 
 
@@ -188,15 +214,15 @@ def _fleet_asked(args: argparse.Namespace) -> bool:
     return any(getattr(args, k, None) for k in ("hosts", "slurm_job", "ray", "fleet"))
 
 
-def _print(answer: Any, as_json: bool, brief: bool = False) -> None:
+def _print(answer: Any, form: str | None, brief: bool = False) -> None:
     from .._render import json_safe, to_markdown
 
-    if as_json:
+    if form == "json":
         sys.stdout.write(json_safe(answer.model_dump_json(indent=2)) + "\n")
-    elif sys.stdout.isatty():
+    elif form is None and sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
 
         Console().print(Markdown(to_markdown(answer, brief=brief)))
-    else:
-        sys.stdout.write(to_markdown(answer, brief=brief))
+    else:  # a pipe or a file reads plain text unless Markdown is asked for
+        sys.stdout.write(to_markdown(answer, brief=brief, escape=form == "md"))

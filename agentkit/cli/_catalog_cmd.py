@@ -11,16 +11,18 @@ from ._errors import CLIError
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tasks", help="the task catalog (what catalog mode can answer)")
-    p.add_argument("--tasks-dir", action="append", default=None, metavar="DIR")
+    p.add_argument("--tasks-dir", action="append", default=None, metavar="DIR",
+                   help="extra task template directory (repeatable)")
     tsub = p.add_subparsers(dest="tasks_command", required=True, metavar="ACTION")
     lp = tsub.add_parser("list", help="one line per task template")
     lp.set_defaults(func=list_tasks)
     cp = tsub.add_parser("check", help="validate templates (the bundled ones and DIRs): "
                          "fields, Jinja, expressions, functions, tools; exit 2 on a mistake")
-    cp.add_argument("dirs", nargs="*", metavar="DIR")
+    cp.add_argument("dirs", nargs="*", metavar="DIR",
+                    help="template directories to check besides the bundled ones")
     cp.set_defaults(func=check_tasks)
     sp = tsub.add_parser("show", help="a template in full")
-    sp.add_argument("name")
+    sp.add_argument("name", help="the template's name (see agentkit tasks list)")
     sp.set_defaults(func=show_task)
     for sub_p in (lp, cp, sp):  # also after the action: `agentkit tasks list --tasks-dir D`
         sub_p.add_argument("--tasks-dir", action="append", default=argparse.SUPPRESS,

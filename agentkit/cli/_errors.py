@@ -13,6 +13,7 @@ EXIT_CODES = {
     7: "nothing could be established under --root (the answer still says why)",
     8: "the replayed trace holds no answer (its run stopped before answering)",
     9: "some hosts of a fleet did not answer (the answer names them and why)",
+    10: "doctor: something agentkit is configured to use cannot work (each line says the fix)",
     130: "interrupted",
 }
 

@@ -14,10 +14,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser("mcp", help="run an MCP server (stdio; --http PORT for streamable HTTP)")
     add_root(p)
     p.add_argument("--allow-root", action="append", default=None, metavar="DIR",
-                   help="a directory clients may name as root (repeatable); default: --root")
+                   help="another directory clients may name as root (repeatable); --root "
+                   "is always allowed")
     p.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on "
                    "127.0.0.1:PORT instead of stdio")
-    p.add_argument("--tasks-dir", action="append", default=[], metavar="DIR")
+    p.add_argument("--tasks-dir", action="append", default=[], metavar="DIR",
+                   help="extra task template directory (repeatable)")
     p.add_argument("--catalog", action="store_true", help="catalog mode even with a model")
     g = p.add_argument_group("fleets (off unless allowed here: a client names a subset)")
     g.add_argument("--fleet-dir", action="append", default=[], metavar="DIR",

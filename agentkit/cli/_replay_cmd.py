@@ -13,22 +13,30 @@ from ._errors import CLIError
 def register(sub: Any) -> None:
     p = sub.add_parser("replay", help="re-run a recorded trace: exactly (no model call, no tool "
                        "run), or with --live-tools to see what drifted")
-    p.add_argument("trace")
+    p.add_argument("trace", help="the trace file to replay (.jsonl or .jsonl.gz)")
     p.add_argument("--live-tools", action="store_true",
                    help="keep the recorded model answers, run the tools again now")
     p.add_argument("--root", metavar="DIR", help="with --live-tools: investigate this root "
                    "instead of the recorded one")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the replayed answer (and drift) as JSON")
     p.add_argument("--trace-out", metavar="FILE", help="also trace the replay itself")
     p.set_defaults(func=replay)
     t = sub.add_parser("trace", help="look at a recorded trace")
     tsub = t.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
     s = tsub.add_parser("show", help="plan, per-task timeline, tool calls, answer")
-    s.add_argument("trace")
+    s.add_argument("trace", help="the trace file (.jsonl, or .jsonl.gz as the trace directory "
+                   "keeps them)")
     s.set_defaults(func=show)
+    ls = tsub.add_parser("list", help="the runs in the trace directory, newest first: name, "
+                         "when, status, size, question")
+    ls.add_argument("--dir", metavar="DIR", help="the trace directory; default: "
+                    "$AGENTKIT_TRACE_DIR or ~/.local/state/agentkit/traces/")
+    ls.add_argument("--json", action="store_true", help="the runs as a JSON list")
+    ls.set_defaults(func=list_cmd)
     r = sub.add_parser("report", help="write a self-contained HTML report of a trace")
-    r.add_argument("trace")
-    r.add_argument("-o", "--output", required=True, metavar="FILE")
+    r.add_argument("trace", help="the trace file to report on (.jsonl or .jsonl.gz)")
+    r.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write the HTML report (one self-contained file)")
     r.set_defaults(func=report)
 
 
@@ -123,6 +131,39 @@ def show(args: argparse.Namespace) -> int:
 
     render_show(_read(args.trace))
     return 0
+
+
+def list_cmd(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from .._render import visible_controls
+    from .._trace._files import trace_dir
+    from .._trace._list import list_runs
+
+    base = args.dir or trace_dir()
+    if args.dir and not os.path.isdir(base):
+        raise CLIError(f"--dir {base!r} is not a directory")
+    runs = list_runs(base)
+    if args.json:
+        sys.stdout.write(json.dumps([r.__dict__ for r in runs], indent=2) + "\n")
+        return 0
+    if not runs:
+        print(f"no runs traced in {base}")
+        return 0
+    print(f"{'name':<35} {'when':<19} {'status':<11} {'size':>8}  question")
+    for r in runs:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.when)) if r.when else "?"
+        question = visible_controls(r.question)
+        print(f"{r.name:<35} {when:<19} {r.status:<11} {_size(r.size):>8}  "
+              f"{question[:60]}{'…' if len(question) > 60 else ''}")
+    total = sum(r.size for r in runs)
+    print(f"{len(runs)} run{'' if len(runs) == 1 else 's'}, {_size(total)} in {base}")
+    return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} KB" if n >= 1e3 else f"{n} B"
 
 
 def report(args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ from typing import Any
 
 def register(sub: Any) -> None:
     p = sub.add_parser("schema", help="print the `investigate` tool schema for function calling")
-    p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
+    p.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai",
+                   help="whose function-calling shape: openai (default), anthropic or mcp")
     p.add_argument("--strict", action="store_true",
                    help="strict-mode shape: every property required, optional ones nullable")
     p.set_defaults(func=run)

@@ -21,7 +21,9 @@ def register(sub: Any) -> None:
     p.add_argument("--host", metavar="NAME", help="with --fleet: the host's name in the fleet "
                    "(default: this machine's hostname)")
     add_root(p)
-    p.add_argument("--tasks-dir", action="append", default=None, metavar="DIR")
+    p.add_argument("--tasks-dir", action="append", default=None, metavar="DIR",
+                   help="extra task template directory whose captures the snapshot also "
+                   "takes (repeatable)")
     p.set_defaults(func=run)
 
 
