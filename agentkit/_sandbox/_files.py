@@ -10,6 +10,7 @@ from pydantic import Field
 
 from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
+from ._redact._decode import encoding_of, to_text
 from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 _MAX_LINES = 2000
@@ -20,10 +21,12 @@ _BINARY_SNIFF = 8192
 
 
 def decode_text(data: bytes) -> tuple[str, bool]:
-    """(text, is_binary): NUL bytes in the head mean binary; bad UTF-8 is replaced."""
-    if b"\0" in data[:_BINARY_SNIFF]:
+    """(text, is_binary): decoded before it is redacted (UTF-16/32 with or without a mark,
+    NULs and escapes taken out: see _redact/_decode.py); NUL bytes in the head of what is
+    not such a text mean binary."""
+    if b"\0" in data[:_BINARY_SNIFF] and encoding_of(data) == "utf-8":
         return "", True
-    return data.decode("utf-8", errors="replace"), False
+    return to_text(data), False
 
 
 def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
