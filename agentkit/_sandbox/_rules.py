@@ -48,6 +48,9 @@ class Checked:
     git_repo: str | None = None  # git only: the repository directory to vet and run in
     # real path -> host path, when operands were mapped into a snapshot root
     shown_as: dict[str, str] = field(default_factory=dict)
+    # journalctl only: a pattern matched in-process against the redacted lines, never given
+    # to the program (its --grep would test the unredacted journal: an oracle)
+    grep: str | None = None
 
 
 def _fs(*items: str) -> frozenset[str]:
