@@ -9,6 +9,7 @@ the subagents), ``list_tasks`` and ``replay``. ``investigate`` asks a fleet (``h
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -132,7 +133,7 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     @server.tool(name="replay", description="Re-run a recorded trace exactly (no model call, "
                  "no tool run) and return its answer.")
     async def replay(trace_path: str) -> dict[str, Any]:
-        return await _replay(trace_path, served.allowed)
+        return await _replay(trace_path, served.allowed, served.task_dirs)
 
     _ = (investigate, list_tasks, replay)  # registered by the decorators
     return server
@@ -207,21 +208,32 @@ async def _reporting(orch: Orchestrator | FleetOrchestrator, ctx: Context, quest
     return answer
 
 
-async def _replay(trace_path: str, allowed: list[str]) -> dict[str, Any]:
+async def _replay(trace_path: str, allowed: list[str],
+                  task_dirs: Sequence[str] = ()) -> dict[str, Any]:
+    from ._mcp_replay import ReplayRefused, check_task_dirs, private_trace
     from ._replay import replay_trace
 
-    # The client names a file on this machine: only traces this server may show.
+    # The client names a file on this machine: only traces this server may show, read once
+    # (a private copy), and only task directories this server allows (see _mcp_replay.py).
     trace_dir = os.path.dirname(_trace_path())
     if not _inside(trace_path, [trace_dir, *allowed]):
         raise Refusal(f"{trace_path} is not in the trace directory {trace_dir} or an "
                       "allowed root")
-    if not os.path.isfile(trace_path):
-        raise Refusal(f"no trace file at {trace_path}")
+    with tempfile.TemporaryDirectory(prefix="agentkit-replay-") as scratch:
+        try:
+            copy = private_trace(trace_path, [trace_dir, *allowed], scratch)
+            check_task_dirs(copy, allowed, task_dirs)
+        except ReplayRefused as exc:
+            raise Refusal(str(exc)) from None
+        return await _replayed(trace_path, copy, replay_trace)
+
+
+async def _replayed(trace_path: str, copy: str, replay_trace: Any) -> dict[str, Any]:
     try:
-        result = await replay_trace(trace_path)
+        result = await replay_trace(copy)
     except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
         raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
-                      f"{_one_line(exc)}") from None
+                      f"{_one_line(exc).replace(copy, trace_path)}") from None
     if result.answer is None:
         return {"answer": None, "markdown": "", "notes": result.notes,
                 "tasks": result.tasks}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from fnmatch import fnmatchcase
 from typing import Annotated, Any
 
 import re2
 from pydantic import Field
 
+from .._types import Evidence
 from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
 from ._redact._decode import encoding_of, to_text
@@ -18,6 +20,8 @@ _MAX_GLOB = 500
 _MAX_FILES = 5000  # files one grep searches (a unit directory of a big host holds hundreds)
 _MAX_WALK = 20_000
 _BINARY_SNIFF = 8192
+GREP_BYTES = 32 << 20
+GREP_SECONDS = 10.0
 
 
 def decode_text(data: bytes) -> tuple[str, bool]:
@@ -183,12 +187,19 @@ def grep(
     regex = compile_linear(pattern, ignore_case)
     files, files_capped = _grep_targets(ctx, path)
     matches: list[dict[str, Any]] = []
-    evidence = []
-    for host_path in files:
+    evidence: list[Evidence] = []
+    budget = _Budget()
+    for n, host_path in enumerate(files):
+        if budget.spent():
+            return ToolOutput(
+                data={"matches": matches, "capped": True, "files_searched": n,
+                      "files_capped": True, "stopped": budget.why(n, len(files))},
+                evidence=evidence)
         try:
             text, _, _ = read_text(ctx, host_path)
         except ToolError:
             continue
+        budget.read += len(text)
         for lineno, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
                 ev = ctx.evidence("file", f"{host_path}:{lineno}", line, line)
@@ -205,6 +216,23 @@ def grep(
               "files_capped": files_capped},
         evidence=evidence,
     )
+
+
+class _Budget:
+    """What one grep may read and how long it may take: a tree of big files (or ``/``) read
+    and redacted whole took a minute (issue 28); it stops and says where."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.start = time.monotonic()
+
+    def spent(self) -> bool:
+        return self.read > GREP_BYTES or time.monotonic() - self.start > GREP_SECONDS
+
+    def why(self, n: int, total: int) -> str:
+        return (f"budget spent ({self.read >> 20} MiB read, {time.monotonic() - self.start:.0f}"
+                f" s; limits {GREP_BYTES >> 20} MiB, {GREP_SECONDS:g} s) after {n} of {total} "
+                "files: give a narrower path or glob")
 
 
 def compile_linear(pattern: str, ignore_case: bool = False) -> Any:
