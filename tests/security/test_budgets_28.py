@@ -110,7 +110,7 @@ def test_mcp_replay_loads_no_task_directory_the_server_does_not_allow(tmp_path: 
 
 def test_mcp_replay_reads_the_file_it_checked(tmp_path: Path) -> None:
     # a link in an allowed root to a file outside it: the realpath is outside, refused
-    from agentkit._mcp_replay import ReplayRefused, private_trace
+    from agentkit._mcp import ReplayRefused, private_trace
 
     allowed = tmp_path / "allowed"
     allowed.mkdir()
