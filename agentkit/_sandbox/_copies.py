@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
+from ._redact._content import credential_kind
 from ._redact._decode import encoding_of, to_text
 from ._redact._formats import KEY_BEGIN, KEY_END
 from ._tool import ToolError
@@ -119,6 +120,13 @@ def read_part(fd: int, size: int, name: str, part: str) -> bytes:
     return b"".join(chunks)
 
 
+def _not_a_credential(host_path: str, start: bytes) -> None:
+    kind = credential_kind(start)
+    if kind:
+        raise ToolError(f"refused: {host_path} is a credential file by its content ({kind}); "
+                        "the sandbox never reads it")
+
+
 def _check_budget(total: int) -> None:
     if total > COMMAND_BUDGET:
         raise ToolError(
@@ -148,6 +156,7 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
                 _check_budget(spent)
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
                 head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""
+                _not_a_credential(copy.host_path, head or data)
                 parts.append((text, copy.host_path, data, f.st.st_size, head, f.st.st_nlink))
         except PathRefused as exc:
             raise ToolError(f"refused: {exc}") from None

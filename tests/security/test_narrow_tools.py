@@ -202,3 +202,34 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, program: str) -> 
     os.mkfifo(fifo)
     r = call(_live(tmp_path), [program, str(fifo)])
     assert not r.ok and "FIFO" in r.error, r.error  # before: blocked to the deadline
+
+
+# Credential files by content (class 6): signatures from their formats' documentation
+# (GNOME keyring's file header, KDE's kwallet, GnuPG's keybox "KBXf" at offset 8, PEM's
+# BEGIN line, crypt(3)'s $id$ hashes in shadow(5) and htpasswd lines).
+_CREDENTIALS = {
+    "keyring": b"GnomeKeyring\n\r\x00\n\x00\x00" + SECRET.encode(),
+    "keybox": b"\x00\x00\x00\x20\x01\x01\x00\x00KBXf" + SECRET.encode(),
+    "pem": f"\n-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n-----END OPENSSH PRIVATE KEY-----\n"
+           .encode(),
+    "shadow": f"root:$6$salt12345${SECRET}:19000:0:99999:7:::\n"
+              f"svc:$y$j9T$abcdefgh${SECRET}:19000::::::\n".encode(),
+    "htpasswd": f"admin:$apr1$abcdefgh${SECRET}\n".encode(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_CREDENTIALS))
+@pytest.mark.parametrize("how", ["cat", "tail", "read_file", "grep"])
+def test_a_credential_file_under_any_name_is_refused(tmp_path: Path, kind: str,
+                                                      how: str) -> None:
+    f = tmp_path / "backup.dat"
+    f.write_bytes(_CREDENTIALS[kind])
+    host = _live(tmp_path)
+    if how == "read_file":
+        r = anyio.run(Sandbox(host, task_id="t").call, "read_file", {"path": str(f)})
+    elif how == "grep":
+        r = call(host, ["grep", "-e", ".", str(f)])
+    else:
+        r = call(host, [how, str(f)])
+    assert not r.ok and "credential" in r.error, (r.data, r.error)
+    assert SECRET not in str(r.data) + r.error
