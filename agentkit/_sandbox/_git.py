@@ -41,9 +41,10 @@ class GitAsk:
 
 
 def _why(a: str) -> Refused:
-    return Refused(f"git: {a!r} is not offered: history is read by agentkit's own reader in "
+    return Refused(f"git: {a!r} is not allowed: history is read by agentkit's own reader in "
                    "one fixed format (log [-n N] [--oneline] [-p] [--name-only] [REV] [-- "
-                   "PATH…], show [REV | REV:PATH], rev-parse REV, ls-files, branch [-a], "
+                   "PATH…], show [REV | REV:PATH], rev-parse [--abbrev-ref] REV, ls-files, "
+                   "branch [-a], "
                    "tag [-l])")
 
 
@@ -55,8 +56,9 @@ def parse(args: list[str]) -> GitAsk:
             raise Refused("git -C needs a directory")
         repo, args = args[1], args[2:]
     if not args or args[0] not in VERBS:
-        raise Refused(f"git: only these subcommands are answered: {', '.join(VERBS)} "
-                      "(optionally after -C DIR); git itself is never run")
+        raise Refused(f"git: {(args or ['(none)'])[0]!r} is not allowed; only these "
+                      f"subcommands are answered: {', '.join(VERBS)} (optionally after -C "
+                      "DIR); git itself is never run")
     ask = GitAsk(repo=repo, verb=args[0])
     rest: list[str] = []
     for a in args[1:]:  # `-n 5` is `-n5`
@@ -89,8 +91,10 @@ def _one(ask: GitAsk, a: str) -> None:
         ask.patch = True
     elif verb in ("log", "show") and a == "--name-only":
         ask.names = True
-    elif verb == "rev-parse" and a in ("--short", "--verify", "-q", "--quiet"):
+    elif verb == "rev-parse" and a in ("--verify", "-q", "--quiet"):
         pass
+    elif verb == "rev-parse" and a == "--abbrev-ref":
+        ask.names = True  # the branch a name stands for, not its commit
     elif verb == "branch" and a in ("-a", "--all", "-r", "--remotes", "-l", "--list"):
         ask.all_refs |= a in ("-a", "--all", "-r", "--remotes")
     elif verb == "tag" and a in ("-l", "--list"):

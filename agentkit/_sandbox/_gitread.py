@@ -58,6 +58,8 @@ def _name(exc: KeyError) -> str:
 
 
 def _answer(r: Repo, ask: GitAsk, limit: int) -> str:
+    if ask.verb == "rev-parse" and ask.names:
+        return "".join(_abbrev(r, v) + "\n" for v in ask.revs or ["HEAD"])
     if ask.verb == "rev-parse":
         return "".join(_rev(r, v).id.decode() + "\n" for v in ask.revs or ["HEAD"])
     if ask.verb == "branch":
@@ -97,6 +99,16 @@ def _parent(r: Repo, commit: Commit, n: int, spec: str) -> Commit:
     got = r[commit.parents[n - 1]]
     assert isinstance(got, Commit)
     return got
+
+
+def _abbrev(r: Repo, spec: str) -> str:
+    """``rev-parse --abbrev-ref``: HEAD as the branch it points to (``HEAD`` when detached),
+    another name as given once it resolves."""
+    if spec == "HEAD":
+        head = bytes(r.refs.get_symrefs().get(b"HEAD") or b"")  # type: ignore[call-overload]
+        return head[len(b"refs/heads/"):].decode("utf-8", "replace") if head else "HEAD"
+    _rev(r, spec)
+    return spec
 
 
 def _refs(r: Repo, prefix: bytes) -> list[str]:
