@@ -39,7 +39,10 @@ def read_git(root: Root, args: list[str], limit: int) -> str:
     """The answer to ``git ARGS`` (``-C DIR`` names the repository, else ``/``), redacted;
     about ``limit`` characters at most are produced (the caller cuts to the limit)."""
     ask = parse(args)
-    with tempfile.TemporaryDirectory(prefix="agentkit-git-") as copy:
+    # in memory where there is a tmpfs: the copy is many small files, made and removed on
+    # every call (on an overlay /tmp their removal alone took 0.6 s for 800 files)
+    shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="agentkit-git-", dir=shm) as copy:
         private_copy(root, ask.repo, copy)
         r = Repo(copy)
         try:
