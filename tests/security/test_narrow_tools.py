@@ -99,7 +99,8 @@ def test_a_wide_file_in_history_is_decoded_before_it_is_redacted(tmp_path: Path,
     repo = _repo(tmp_path, {"conf/app.ini": text.encode(codec)})
     for argv in (["show", "HEAD:conf/app.ini"], ["log", "-p"]):
         r = call(_live(tmp_path), ["git", "-C", str(repo), *argv])
-        assert r.ok and SECRET not in r.data["stdout"], (argv, r.data)
+        # NUL-interleaved text is the secret to whoever drops the NULs
+        assert r.ok and SECRET not in r.data["stdout"].replace("\0", ""), (argv, r.data)
 
 
 @needs_git
@@ -173,7 +174,7 @@ def test_journal_json_output_is_refused(tmp_path: Path) -> None:
 def test_a_wide_capture_is_decoded_before_redaction(tmp_path: Path, codec: str) -> None:
     host = _snapshot_with(tmp_path, JOURNAL, f"x DB_PASSWORD={SECRET}\n".encode(codec))
     r = call(host, JOURNAL)
-    assert r.ok and SECRET not in r.data["stdout"], r.data
+    assert r.ok and SECRET not in r.data["stdout"].replace("\0", ""), r.data
 
 
 @pytest.mark.parametrize("data", [
