@@ -9,6 +9,8 @@ the subagents), ``list_tasks`` and ``replay``. ``investigate`` asks a fleet (``h
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from ._orchestrator import Limits
 from ._render import to_markdown
 from ._schema import DESCRIPTION, _inside
 from ._trace import Trace
+from ._trace._read import read_trace
 
 
 def _trace_path() -> str:
@@ -137,7 +140,7 @@ def build_server(default_root: str = "/", *, allowed_roots: Sequence[str] | None
     @server.tool(name="replay", description="Re-run a recorded trace exactly (no model call, "
                  "no tool run) and return its answer.")
     async def replay(trace_path: str) -> dict[str, Any]:
-        return await _replay(trace_path, served.allowed)
+        return await _replay(trace_path, served.allowed, served.task_dirs)
 
     _ = (investigate, list_tasks, replay)  # registered by the decorators
     return server
@@ -215,24 +218,83 @@ async def _reporting(orch: Orchestrator | FleetOrchestrator, ctx: Context, quest
     return answer
 
 
-async def _replay(trace_path: str, allowed: list[str]) -> dict[str, Any]:
+async def _replay(trace_path: str, allowed: list[str],
+                  task_dirs: Sequence[str] = ()) -> dict[str, Any]:
     from ._replay import replay_trace
 
-    # The client names a file on this machine: only traces this server may show.
+    # The client names a file on this machine: only traces this server may show, read once
+    # (a private copy), and only task directories this server allows: a trace written by
+    # someone on the host could name any directory, and the catalog's errors quote what
+    # they read (issue 28).
     trace_dir = os.path.dirname(_trace_path())
     if not _inside(trace_path, [trace_dir, *allowed]):
         raise Refusal(f"{trace_path} is not in the trace directory {trace_dir} or an "
                       "allowed root")
-    if not os.path.isfile(trace_path):
-        raise Refusal(f"no trace file at {trace_path}")
+    with tempfile.TemporaryDirectory(prefix="agentkit-replay-") as scratch:
+        try:
+            copy = private_trace(trace_path, [trace_dir, *allowed], scratch)
+            check_task_dirs(copy, allowed, task_dirs)
+        except ReplayRefused as exc:
+            raise Refusal(str(exc)) from None
+        return await _replayed(trace_path, copy, replay_trace)
+
+
+async def _replayed(trace_path: str, copy: str, replay_trace: Any) -> dict[str, Any]:
     try:
-        result = await replay_trace(trace_path)
+        result = await replay_trace(copy)
     except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
         raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
-                      f"{_one_line(exc)}") from None
+                      f"{_one_line(exc).replace(copy, trace_path)}") from None
     if result.answer is None:
         return {"answer": None, "markdown": "", "notes": result.notes,
                 "tasks": result.tasks}
     return {"answer": result.answer.model_dump(mode="json"),
             "markdown": to_markdown(result.answer), "notes": result.notes,
             "identical": result.identical}
+
+
+MAX_TRACE = 256 << 20
+
+
+class ReplayRefused(Exception):
+    """A trace (or what it names) that MCP replay does not read; the message says why."""
+
+
+def private_trace(trace_path: str, roots: Sequence[str], dest_dir: str) -> str:
+    """A private copy of the trace at ``trace_path`` (which must lie in ``roots``)."""
+    real = os.path.realpath(trace_path)
+    if not _inside(real, roots):
+        raise ReplayRefused(f"{trace_path} is not in the trace directory or an allowed root")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ReplayRefused(f"no trace file at {trace_path} ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        # where the descriptor really is: a directory on the way swapped for a link after
+        # the realpath above shows here
+        opened = os.path.realpath(f"/proc/self/fd/{fd}")
+        if not stat.S_ISREG(st.st_mode) or not _inside(opened, roots):
+            raise ReplayRefused(f"no trace file at {trace_path}")
+        if st.st_size > MAX_TRACE:
+            raise ReplayRefused(f"{trace_path} is larger than {MAX_TRACE >> 20} MiB")
+        copy = os.path.join(dest_dir, "trace.jsonl")
+        with open(copy, "wb") as out:
+            while chunk := os.read(fd, 1 << 20):
+                out.write(chunk)
+    finally:
+        os.close(fd)
+    return copy
+
+
+def check_task_dirs(copy: str, allowed: Sequence[str], served: Sequence[str]) -> None:
+    """Refuse a trace whose run loaded task directories the server does not allow."""
+    try:
+        run = read_trace(copy).first("run", "start")
+    except (ValueError, OSError):
+        return  # not a trace: replay_trace says so
+    cfg: dict[str, Any] = (run.data.get("config") or {}) if run is not None else {}
+    for d in cfg.get("task_dirs") or []:
+        if not isinstance(d, str) or not (_inside(d, allowed) or _inside(d, served)):
+            raise ReplayRefused(f"the trace's run loaded task directory {d!r}, which is "
+                                "neither this server's nor in an allowed root; not replayed")

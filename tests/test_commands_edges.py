@@ -167,11 +167,22 @@ def repo_host(tmp_path: Path) -> tuple[Host, Path]:
     return Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0), repo
 
 
+def _real_git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True,
+                          text=True, check=True).stdout
+
+
 def test_git_runs_in_a_plain_repository(repo_host: tuple[Host, Path]) -> None:
+    # git is never run (issue 28): its answers come from agentkit's reader, and where the
+    # shape is git's own (--oneline, rev-parse) they are compared with real git's
     host, repo = repo_host
-    r = call(host, ["git", "-C", str(repo), "log", "--format=%s"])
+    r = call(host, ["git", "-C", str(repo), "log", "--oneline"])
     assert r.ok, r.error
-    assert r.data["stdout"] == "first\n" and r.data["exit_code"] == 0
+    assert r.data["stdout"] == _real_git(repo, "log", "--oneline", "--abbrev=7")
+    assert r.data["exit_code"] == 0
+    r = call(host, ["git", "-C", str(repo), "rev-parse", "HEAD"])
+    assert r.ok and r.data["stdout"] == _real_git(repo, "rev-parse", "HEAD")
     r = call(host, ["git", "-C", str(repo).lstrip("/"), "rev-parse", "--abbrev-ref", "HEAD"])
     assert r.ok and r.data["stdout"] == "main\n"
     assert not (repo / ".git" / "index.lock").exists()
@@ -183,32 +194,34 @@ def _relink(path: Path, target: str) -> None:
 
 
 @pytest.mark.parametrize("plant,why", [
-    (lambda g: os.symlink("/etc", g / "info2"), "contains symlinks (info2)"),
-    (lambda g: (g / "commondir").write_text("/elsewhere\n"), "commondir points git at"),
-    (lambda g: (g / "objects/info/alternates").write_text("/x/objects\n"),
-     "objects/info/alternates points git at"),
-    (lambda g: (g / "config").write_text("[core]\n\tfsmonitor = /tmp/x.sh\n"),
-     "sets core.fsmonitor"),
-    (lambda g: (g / "config.worktree").write_text("[diff]\n\texternal = /tmp/x\n"),
-     "config.worktree sets diff.external"),
-    (lambda g: _relink(g / "config", "/etc/hostname"), "contains symlinks (config)"),
-    (lambda g: os.mkfifo(g / "commondir"), "cannot vet"),
+    (lambda g: os.symlink("/etc", g / "info2"), None),
+    (lambda g: (g / "commondir").write_text("/elsewhere\n"), None),
+    (lambda g: (g / "objects/info/alternates").write_text("/x/objects\n"), None),
+    (lambda g: (g / "config").write_text("[core]\n\tfsmonitor = /tmp/x.sh\n"), None),
+    (lambda g: (g / "config.worktree").write_text("[diff]\n\texternal = /tmp/x\n"), None),
+    (lambda g: _relink(g / "config", "/etc/hostname"), "config: Too many levels"),
+    (lambda g: os.mkfifo(g / "commondir"), None),
 ])
-def test_git_refuses_a_repository_that_points_elsewhere(repo_host: tuple[Host, Path], plant: Any,
-                                                        why: str) -> None:
+def test_git_never_follows_what_a_repository_points_to(repo_host: tuple[Host, Path],
+                                                       plant: Any, why: str | None) -> None:
+    # The reader copies only HEAD, refs, objects and the index (issue 28): what the rest of
+    # .git names (another repository, a program, a file) is never read or run. A config
+    # that is a link is refused (its object format cannot be told).
     host, repo = repo_host
     plant(repo / ".git")
-    r = call(host, ["git", "-C", str(repo), "log", "--format=%s"])
-    assert not r.ok and r.error.startswith("refused: ") and why in r.error, r.error
-    assert str(repo / ".git") in r.error or "cannot vet" in r.error
+    r = call(host, ["git", "-C", str(repo), "log", "--oneline"])
+    if why is None:
+        assert r.ok and r.data["stdout"].endswith(" first\n"), r.error
+    else:
+        assert not r.ok and r.error.startswith("refused: ") and why in r.error, r.error
 
 
 def test_git_vets_a_config_that_is_not_utf8(repo_host: tuple[Host, Path]) -> None:
     host, repo = repo_host
     with (repo / ".git" / "config").open("ab") as f:
         f.write(b"[user]\n\tname = J\xf6rg\n")  # Latin-1, as old configs sometimes are
-    r = call(host, ["git", "-C", str(repo), "log", "--format=%s"])
-    assert r.ok and r.data["stdout"] == "first\n", r.error
+    r = call(host, ["git", "-C", str(repo), "log", "--oneline"])
+    assert r.ok and r.data["stdout"].endswith(" first\n"), r.error
 
 
 def test_git_refuses_a_directory_without_a_plain_git_dir(tmp_path: Path) -> None:
@@ -220,14 +233,15 @@ def test_git_refuses_a_directory_without_a_plain_git_dir(tmp_path: Path) -> None
                               "plain .git directory (")
 
 
-def test_git_refuses_a_config_too_large_to_vet(tmp_path: Path) -> None:
+def test_git_reads_past_a_config_of_any_size(tmp_path: Path) -> None:
+    # the configuration is never vetted key by key any more: nothing in it is run
     repo = _repo(tmp_path / "repo")
     with (repo / ".git" / "config").open("a") as f:
         f.write("# padding\n" * 500)
     host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=10.0,
                 read_limit=1000)
     r = call(host, ["git", "-C", str(repo), "log"])
-    assert not r.ok and f"{repo}/.git/config is too large to vet" in r.error
+    assert r.ok and "first" in r.data["stdout"], r.error
 
 
 # --- captured outputs on a snapshot ----------------------------------------------------------
@@ -469,7 +483,7 @@ def test_a_link_inside_the_allowed_paths_is_read_and_named_as_given(tmp_path: Pa
     (["nvidia-smi", "topo", "-p2p", "r"], True),
     (["git", "describe", "--dirty"], False),  # it leaves .git/index.lock behind
     (["git", "describe", "--broken=x"], False),
-    (["git", "describe", "--tags"], True),
+    (["git", "describe", "--tags"], False),  # not one of the reader's questions
 ])
 def test_argument_rules_for_state_changing_words(argv: list[str], ok: bool) -> None:
     from agentkit._sandbox._programs import Refused, check
@@ -517,8 +531,8 @@ def test_ps_never_prints_an_environment(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("planted", ["info/grafts", "objects/pack", "refs/tags/v9"])
-def test_a_link_anywhere_in_dot_git_is_refused(repo_host: tuple[Host, Path], tmp_path: Path,
-                                               planted: str) -> None:
+def test_a_link_in_dot_git_is_never_followed(repo_host: tuple[Host, Path], tmp_path: Path,
+                                             planted: str) -> None:
     # git follows a link below the top of .git (grafts, an objects directory) to any file and
     # prints what it read ("bad graft data: <content>"); the red team read files so
     host, repo = repo_host
@@ -530,8 +544,11 @@ def test_a_link_anywhere_in_dot_git_is_refused(repo_host: tuple[Host, Path], tmp
         subprocess.run(["rm", "-rf", str(link)], check=True)
     os.symlink(outside, link)
     r = call(host, ["git", "-C", str(repo), "log"])
-    assert not r.ok and "symbolic link inside .git" in r.error and planted in r.error
-    assert "CANARY" not in str(r.data)
+    if planted == "info/grafts":  # never copied, so never read (issue 28)
+        assert r.ok, r.error
+    else:
+        assert not r.ok and "symbolic link inside .git" in r.error and planted in r.error
+    assert "CANARY" not in str(r.data) + r.error
 
 
 @pytest.mark.parametrize("args", [["describe", "--dirt"], ["describe", "--broke"],
@@ -558,9 +575,10 @@ def test_git_show_of_a_dot_env_file_is_redacted_as_cat_redacts_it(tmp_path: Path
     assert cat.ok and value not in cat.data["stdout"]
     # named, or only in the diff's headers (red team round 1: log -p, show HEAD, -L)
     for args in (["show", "HEAD:.env"], ["log", "-p", "--", ".env"], ["log", "-p"],
-                 ["show", "HEAD"], ["log", "-L1,1:.env"]):
+                 ["show", "HEAD"]):
         r = call(host, ["git", "-C", str(repo), *args])
         assert r.ok and "UPSTREAM" in r.data["stdout"] and value not in r.data["stdout"], args
+    assert not call(host, ["git", "-C", str(repo), "log", "-L1,1:.env"]).ok  # not offered
 
 
 def test_tools_call_json_never_carries_a_raw_bidi_override_or_c1_control(tmp_path: Path) -> None:
@@ -572,4 +590,6 @@ def test_tools_call_json_never_carries_a_raw_bidi_override_or_c1_control(tmp_pat
                            "--args", json.dumps({"path": str(f)})], capture_output=True,
                           text=True, check=True)
     assert "\u202e" not in done.stdout and "\x9b" not in done.stdout
-    assert "safe\u202eeulav\x9b[2J" in json.loads(done.stdout)["data"]["text"]
+    # the C1 control sequence is taken out when the file is decoded (issue 28: text is
+    # normalised before redaction); the bidi override is text and stays, escaped
+    assert "safe\u202eeulav" in json.loads(done.stdout)["data"]["text"]

@@ -105,3 +105,16 @@ def test_generated_data_gets_no_secret_through(tmp_path: Path, generator: str) -
     for secret in (SECRET, SECRET[::-1], SECRET[3:], PEM_BODY):
         fragments = {secret[i:i + 12] for i in range(len(secret) - 11)}
         assert not [f for f in fragments if f in shown], shown
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_allowlist_only_refuses_kustomize_and_says_why(tmp_path: Path, live: bool) -> None:
+    """A kustomization can name a remote base that kustomize fetches with git: without the
+    kernel layer (no network, no kubeconfig) kustomize is not run at all (issue 28)."""
+    from agentkit._sandbox._paths import Root
+
+    _tree(tmp_path)
+    root = "/" if live else str(tmp_path)
+    target = str(tmp_path / "srv/app/overlays/prod") if live else "/srv/app/overlays/prod"
+    r = run(Host(root=Root(root), sandbox="allowlist"), ["kubectl", "kustomize", target])
+    assert not r.ok and "kernel layer" in r.error  # type: ignore[attr-defined]

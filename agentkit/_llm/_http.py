@@ -109,6 +109,23 @@ class _NoCookies:
         return aiohttp.DummyCookieJar()
 
 
+_KEY_HEADERS = ("authorization", "x-api-key", "api-key")
+
+
+def without_keys(text: str, headers: dict[str, str]) -> str:
+    """An error body with the credentials this request sent taken out: a server that
+    answers 401 by echoing the key would put it on stderr and into the trace (issue 28).
+    The body is the only place a model server's words reach a person, so it is scrubbed
+    here, where the key is known, before any message is made of it."""
+    for name, value in headers.items():
+        if name.lower() not in _KEY_HEADERS:
+            continue
+        key = value.split(None, 1)[-1] if name.lower() == "authorization" else value
+        if len(key) >= 8:
+            text = text.replace(key, "[REDACTED:api-key]")
+    return text
+
+
 async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: bytes,
                     headers: dict[str, str]) -> Any:
     """One attempt: within the shared budget, POST, and return the decoded JSON body, or
@@ -116,7 +133,7 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
     async with limiter.slot():
         resp = await poster.post(url, body, headers)
     if resp.status >= 400:
-        raise error_for_status(resp.status, resp.headers, resp.text)
+        raise error_for_status(resp.status, resp.headers, without_keys(resp.text, headers))
     try:
         return loads(resp.body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._bounded import loads_json
 from ._paths import PathRefused, Root, read_bytes
+from ._redact._decode import to_text
 
 CAPTURE_DIR = ".agentkit"
 MANIFEST = f"{CAPTURE_DIR}/snapshot.json"
@@ -79,7 +80,7 @@ def read_capture(root: Root, rel: str) -> str:
         data, _, _ = read_bytes(capture_root, "/" + rel, _MAX_CAPTURE)
     except PathRefused as exc:
         raise SnapshotError(f"snapshot capture {rel!r} unreadable: {exc}") from None
-    return data.decode("utf-8", errors="replace")
+    return to_text(data)  # decoded (UTF-16/32, NULs, escapes) before it is redacted
 
 
 def find_command(manifest: Manifest, argv: list[str]) -> CapturedCommand | None:

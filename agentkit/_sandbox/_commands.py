@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
 import tempfile
 from typing import Annotated
@@ -17,18 +16,26 @@ from typing import Annotated
 import anyio.to_thread
 from pydantic import Field
 
-from . import _git
 from ._captures import SnapshotError, find_command, read_capture
 from ._copies import CONTENT_PRINTERS, Copy, make_copies
+from ._gitread import read_git
 from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
-from ._paths import PathRefused, check_policy, list_entries, normalize, read_bytes
+from ._paths import PathRefused, check_policy, normalize
 from ._programs import Checked, Refused, check
-from ._redact import is_env_file, redact, redact_env_file, redact_file
-from ._rooted import on_snapshot, program_of
+from ._redact import redact
+from ._rooted import is_kustomize, on_snapshot, program_of
 from ._spawn import _STDERR_LIMIT, _run
 from ._systemd_quote import redact_systemctl
 from ._tool import ToolContext, ToolError, ToolOutput, tool
 
+# Output read past the limit, so that what is cut after redaction was redacted with its
+# context (a key on the line before the cut)
+_MARGIN = 64 << 10
+# Programs served from a snapshot's captures but never run on a live host
+CAPTURE_ONLY = {
+    "kubectl": "kubectl is never run on a live host: a kubeconfig can name a program it runs "
+               "(users[].user.exec, auth-provider), and no argument check can stop that. "
+               "Kubernetes objects are read from manifests on the host or a snapshot's capture"}
 _BASE_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
              "HOME": "/nonexistent", "TERM": "dumb", "PAGER": "cat", "NO_COLOR": "1"}
 
@@ -60,18 +67,19 @@ async def run_command(
         checked = check(argv)
     except Refused as exc:
         raise ToolError(f"refused: {exc}") from None
+    if is_kustomize(checked) and not _is_captured(ctx, argv):
+        _kustomize_boxed(ctx)
+    if checked.git_repo is not None and not _is_captured(ctx, argv):
+        return await anyio.to_thread.run_sync(_narrow_git, ctx, argv, checked)
     if not ctx.host.is_live:
         rooted = on_snapshot(ctx, argv, checked)
         if rooted is None:
-            return _captured(ctx, argv)
+            return _captured(ctx, argv, checked.grep)
         checked = rooted
+    elif argv[0] in CAPTURE_ONLY and not is_kustomize(checked):
+        raise ToolError(f"refused: {CAPTURE_ONLY[argv[0]]}")
     else:
         checked = _resolved(ctx, _walked(ctx, checked))
-    if checked.git_repo is not None:
-        try:
-            checked = _vetted_git(ctx, checked)
-        except Refused as exc:
-            raise ToolError(f"refused: {exc}") from None
     exe = trusted_binary(checked.argv[0], ctx.host.trusted_bin_dirs)
     try:
         kernel = layer(ctx.host.sandbox).mode == "kernel"
@@ -93,7 +101,7 @@ async def run_command(
             needs = needs_of(program_of(checked), reached, live=ctx.host.is_live)
             boxed = functools.partial(wrap, env=env, needs=needs, live=ctx.host.is_live)
         out, err, code, timed_out, truncated = await anyio.to_thread.run_sync(
-            _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit,
+            _run, [exe, *checked.argv[1:]], env, timeout, ctx.host.output_limit + _MARGIN,
             ctx.host.root.path, boxed
         )
     for real, host_path in checked.shown_as.items():  # name files as the host knows them
@@ -103,27 +111,58 @@ async def run_command(
     if timed_out:
         raise ToolError(f"`{shown}` did not finish within {timeout:g}s; its process group was "
                         "killed. Narrow the command (fewer files, -n N) and retry")
-    return _result(ctx, argv, _redacted_output(argv, out), redact(err), code, truncated,
-                   captured=None)
+    # decoded (in _run), redacted, filtered, and only then cut to the limit
+    shown = _grepped(checked.grep, _redacted_output(argv, out))
+    limit = ctx.host.output_limit
+    return _result(ctx, argv, shown[:limit], redact(err), code,
+                   truncated or len(shown) > limit, captured=None)
 
 
-_DIFF_FILE = re.compile(r"(?m)^(?:diff --git a/\S+ b/|\+\+\+ b/|--- a/)(\S+)")
+def _kustomize_boxed(ctx: ToolContext) -> None:
+    """kustomize builds from files, but a kustomization can name remote bases it fetches with
+    git: it runs only under the kernel layer, with no network and no kubeconfig."""
+    try:
+        kernel = layer(ctx.host.sandbox).mode == "kernel"
+    except KernelUnavailable:
+        kernel = False
+    if not kernel:
+        raise ToolError("refused: kubectl kustomize runs only under the kernel layer (no "
+                        "network, no kubeconfig): a kustomization can name remote bases that "
+                        "kustomize fetches; `agentkit doctor` says how to enable it")
+
+
+def _is_captured(ctx: ToolContext, argv: list[str]) -> bool:
+    manifest = ctx.host.snapshot
+    return not ctx.host.is_live and manifest is not None and \
+        find_command(manifest, argv) is not None
+
+
+def _narrow_git(ctx: ToolContext, argv: list[str], checked: Checked) -> ToolOutput:
+    """git answered by the narrow reader (_gitread.py): objects read by a library from a
+    private copy of the repository's metadata, in one fixed format, redacted per file."""
+    assert checked.git_repo is not None
+    try:
+        out = read_git(ctx.host.root, checked.argv[1:], ctx.host.output_limit)
+    except Refused as exc:
+        raise ToolError(f"refused: {exc}") from None
+    limit = ctx.host.output_limit
+    return _result(ctx, argv, out[:limit], "", 0, len(out) > limit,
+                   captured=None if ctx.host.is_live else "snapshot")
+
+
+def _grepped(pattern: str | None, text: str) -> str:
+    """The lines of the redacted ``text`` that match ``pattern`` (journalctl's smart case: a
+    pattern without capitals ignores case), matched here so it never sees a secret."""
+    if pattern is None:
+        return text
+    from ._files import compile_linear
+
+    rx = compile_linear(pattern, ignore_case=pattern == pattern.lower())
+    return "".join(line for line in text.splitlines(keepends=True) if rx.search(line))
 
 
 def _redacted_output(argv: list[str], out: str) -> str:
-    """Output redacted, by a file's own rule where git prints a file (``git show REV:.env``,
-    ``git log -p``, ``-L1,3:.env``): when a .env file is named in the arguments or in a
-    diff's headers, the whole output is redacted by the stricter .env rule, as cat's is."""
     out = redact_systemctl(argv, out, redact)  # Environment= one variable at a time
-    if argv[:1] == ["git"]:
-        named = [a.rsplit(":", 1)[-1] for a in argv[1:]] + _DIFF_FILE.findall(out)
-        for name in named:
-            if is_env_file(name):
-                return redact_file(name, out)
-        if "show" in argv and not any(":" in a for a in argv[1:]) and \
-                not out.startswith(("commit ", "tag ", "tree ")):
-            # `git show <blob id>`: a file's content with no name to judge it by
-            return redact_env_file(out)
     return redact(out)
 
 
@@ -138,7 +177,20 @@ def _police(ctx: ToolContext, operand: str) -> str:
         check_policy(ctx.host.root, real)
     except PathRefused as exc:
         raise ToolError(f"refused: {exc}") from None
+    _not_special(operand, real)
     return real
+
+
+def _not_special(operand: str, real: str) -> None:
+    """A FIFO, socket or device is refused before any program opens it: reading a FIFO
+    blocks until the deadline (``wc``, ``sha256sum``), a device never ends (issue 28)."""
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return  # absent: the program says so
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ToolError(f"refused: {operand} is not a regular file or a directory (a FIFO, "
+                        "socket or device); programs here read only those")
 
 
 def _realpath(path: str) -> str:
@@ -237,7 +289,6 @@ def _reached(checked: Checked, exe: str, scratch: str) -> list[str]:
             real = _realpath(a if a.startswith("/") else "/" + a)
             if os.path.exists(real) and not os.path.isdir(real):
                 reached.append(real)
-    reached += [checked.env[n] for n in ("GIT_DIR", "GIT_WORK_TREE") if n in checked.env]
     reached += list(checked.trees)
     if len(reached) > _MAX_BINDS:  # grep -r's file list: one mount of the tree it walked
         reached = [scratch, os.path.dirname(exe), os.path.commonpath(reached[2:])]
@@ -258,80 +309,15 @@ def _resolved(ctx: ToolContext, checked: Checked) -> Checked:
                    shown_as={r: p for p, r in real.items()})
 
 
-def _vetted_git(ctx: ToolContext, checked: Checked) -> Checked:
-    """git with its repository vetted (see _git.py) and named explicitly to git."""
-    assert checked.git_repo is not None
-    root = ctx.host.root
-    repo = normalize(checked.git_repo if checked.git_repo.startswith("/")
-                     else "/" + checked.git_repo)
-    git_dir = repo.rstrip("/") + "/.git"
-
-    def entries(host_dir: str) -> list[tuple[str, str]]:
-        try:
-            return list_entries(root, host_dir)
-        except PathRefused as exc:
-            raise Refused(f"{repo} is not a git repository with a plain .git directory "
-                          f"({exc})") from None
-
-    def read(host_path: str) -> str | None:
-        # Absent means absent; anything present but unreadable (a link out, a FIFO, too
-        # big) is refused rather than taken as absent, since git would still read it.
-        if not os.path.lexists(os.path.join(root.path, host_path.lstrip("/"))):
-            return None
-        try:
-            data, size, _ = read_bytes(root, host_path, ctx.host.read_limit)
-        except PathRefused as exc:
-            raise Refused(f"cannot vet {host_path}: {exc}") from None
-        if size > len(data):
-            raise Refused(f"{host_path} is too large to vet")
-        return data.decode("utf-8", errors="replace")
-
-    _git.vet_repository(git_dir, entries, read)
-    real = _realpath(os.path.join(root.path, repo.lstrip("/")))
-    _no_links_below(os.path.join(real, ".git"))
-    argv, env = _git.command(real, os.path.join(real, ".git"), checked.argv[1:])
-    return Checked(argv, paths=checked.paths, env=env)
-
-
-_MAX_GIT_ENTRIES = 300_000
-
-
-def _no_links_below(git_dir: str) -> None:
-    """No symbolic link anywhere in ``.git``: git follows one (``info/grafts``, a directory
-    of ``objects``) to any file and prints what it read. Git itself never makes one there.
-    No hard link in the object store either: an object file that is another name of a file
-    outside the allowed paths is printed by ``git show <id>`` (``git clone --local`` makes
-    such links to the source repository's objects; ``--no-hardlinks`` does not)."""
-    seen = 0
-    objects = os.path.join(git_dir, "objects")
-    for top, dirs, files in os.walk(git_dir, followlinks=False):
-        in_objects = top == objects or top.startswith(objects + os.sep)
-        for name in dirs + files:
-            seen += 1
-            path = os.path.join(top, name)
-            try:
-                st = os.lstat(path)
-            except FileNotFoundError:  # git removed it meanwhile (a lock, a packed ref)
-                continue
-            shown = os.path.relpath(path, os.path.dirname(git_dir))
-            if stat.S_ISLNK(st.st_mode):
-                raise Refused(f"{shown} is a symbolic link inside .git; git would read what it "
-                              "points to, so the repository is refused")
-            if in_objects and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                raise Refused(f"{shown} has other hard links: it may be a file outside the "
-                              "allowed paths, and git would print it, so the repository is "
-                              "refused (a clone made with --no-hardlinks is accepted)")
-        if seen > _MAX_GIT_ENTRIES:
-            raise Refused(f"{git_dir} holds more than {_MAX_GIT_ENTRIES} files; too many to vet")
-
-
-def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
+def _captured(ctx: ToolContext, argv: list[str], grep: str | None = None) -> ToolOutput:
     manifest = ctx.host.snapshot
     if manifest is None:
         raise ToolError(
             f"`{' '.join(argv)}` cannot run: the root {ctx.host.root.path} is not the live host "
             "and has no snapshot manifest (.agentkit/snapshot.json); read files instead")
     cap = find_command(manifest, argv)
+    if cap is None and grep is not None:  # the journal captured without a pattern, filtered
+        cap = find_command(manifest, [a for a in argv if a not in _grep_words(argv)])
     if cap is None:
         have = "; ".join(" ".join(c.argv) for c in manifest.commands) or "none"
         raise ToolError(f"`{' '.join(argv)}` was not captured in this snapshot. Captured: {have}")
@@ -343,14 +329,29 @@ def _captured(ctx: ToolContext, argv: list[str]) -> ToolOutput:
     limit = ctx.host.output_limit
     if len(out) > limit and argv[:1] == ["journalctl"]:
         # A journal reads oldest first: what is cut must be the oldest, not the newest lines
-        # (the unit's current state is at the end). Cut at a line start.
-        tail = out[-limit:]
-        out = tail[tail.find("\n") + 1 :]
-        return _result(ctx, argv, redact(out), redact(err[:_STDERR_LIMIT]), cap.exit_code,
-                       True, captured=manifest.captured_at or "snapshot")
-    shown = redact_systemctl(argv, out[:limit], redact)
-    return _result(ctx, argv, redact(shown), redact(err[:_STDERR_LIMIT]), cap.exit_code,
-                   len(out) > limit, captured=manifest.captured_at or "snapshot")
+        # (the unit's current state is at the end). Redacted first (with a margin of lines
+        # before the window, for context), then cut at a line start.
+        tail = _grepped(grep, redact(_from_line(out[-(limit + _MARGIN):])))[-limit:]
+        return _result(ctx, argv, _from_line(tail), redact(err[:_STDERR_LIMIT]),
+                       cap.exit_code, True, captured=manifest.captured_at or "snapshot")
+    # redacted whole, then cut: a cut made first could leave a secret's tail without its key
+    shown = redact(redact_systemctl(argv, out, redact))
+    return _result(ctx, argv, _grepped(grep, shown)[:limit], redact(err[:_STDERR_LIMIT]),
+                   cap.exit_code, len(shown) > limit,
+                   captured=manifest.captured_at or "snapshot")
+
+
+def _from_line(text: str) -> str:
+    return text[text.find("\n") + 1:]
+
+
+def _grep_words(argv: list[str]) -> set[str]:
+    """The words of a journalctl pattern option (``-g P``, ``--grep P``, ``--grep=P``)."""
+    words = {a for a in argv if a.startswith("--grep=")}
+    for i, a in enumerate(argv[:-1]):
+        if a in ("-g", "--grep"):
+            words |= {a, argv[i + 1]}
+    return words
 
 
 def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, truncated: bool,

@@ -28,6 +28,8 @@ _MAX_ENTRIES = 5000
 # Aliases share nodes, so a few dozen of them can stand for a billion leaves: walking the
 # composed graph stops after this many nodes.
 _MAX_YAML_NODES = 200_000
+_MAX_KEY = 256
+KeyPath = tuple[str | int, ...]
 _UNIT_SUFFIXES = (".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice")
 
 
@@ -50,32 +52,54 @@ def detect_format(path: str) -> str:
                     "json, yaml, toml, ini, systemd, dotenv")
 
 
-def flatten(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
-    """Leaf entries of nested data; lists of scalars stay whole."""
+def flatten(value: Any, prefix: KeyPath = (), depth: int = 0,
+            limit: int = _MAX_ENTRIES) -> list[tuple[KeyPath, Any]]:
+    """Leaf entries of nested data; lists of scalars stay whole. Key paths are tuples that
+    share their keys (a long key over many children is held once); more than ``limit``
+    leaves is refused as it is found, before any path is made text."""
+    out: list[tuple[KeyPath, Any]] = []
+    _flatten(value, prefix, depth, out, limit)
+    return out
+
+
+def _flatten(value: Any, prefix: KeyPath, depth: int, out: list[tuple[KeyPath, Any]],
+             limit: int) -> None:
     if depth > _MAX_DEPTH:
         raise ToolError(f"nested deeper than {_MAX_DEPTH} levels; refusing to parse")
     if isinstance(value, dict):
-        out: list[tuple[str, Any]] = []
         for k, v in value.items():
-            out.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k), depth + 1))
-        return out
-    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
-        out = []
+            _flatten(v, (*prefix, str(k)), depth + 1, out, limit)
+    elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
         for i, v in enumerate(value):
-            out.extend(flatten(v, f"{prefix}[{i}]", depth + 1))
-        return out
-    return [(prefix, value)]
+            _flatten(v, (*prefix, i), depth + 1, out, limit)
+    else:
+        out.append((prefix, value))
+        if len(out) > limit:
+            raise ToolError(f"more than {limit} entries (limit {limit})")
 
 
-def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
+def key_text(path: KeyPath) -> str:
+    """``a.b[0].c``; a key longer than _MAX_KEY is shown by its start and its length (the
+    text of every entry is built, so one long key must not be copied into each)."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+            continue
+        shown = part if len(part) <= _MAX_KEY else f"{part[:64]}…[{len(part)} chars]"
+        out.append(f".{shown}" if out else shown)
+    return "".join(out)
+
+
+def _yaml_lines(text: str) -> tuple[Any, dict[KeyPath, int]]:
     # One event pass first (check_yaml): the composer and constructor recurse, and the
     # constructor computes integers, so depth, aliases and integer literals are checked
     # before either runs.
     check_yaml(text)
-    lines: dict[str, int] = {}
+    lines: dict[KeyPath, int] = {}
     visited = 0
 
-    def walk(node: yaml.Node, path: str, depth: int) -> None:
+    def walk(node: yaml.Node, path: KeyPath, depth: int) -> None:
         nonlocal visited
         visited += 1
         if visited > _MAX_YAML_NODES:
@@ -85,32 +109,36 @@ def _yaml_lines(text: str) -> tuple[Any, dict[str, int]]:
             raise ToolError(f"YAML nested deeper than {_MAX_DEPTH} levels")
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
-                sub = f"{path}.{k.value}" if path else str(k.value)
+                sub = (*path, str(k.value))
                 lines.setdefault(sub, k.start_mark.line + 1)
                 walk(v, sub, depth + 1)
         elif isinstance(node, yaml.SequenceNode):
             for i, v in enumerate(node.value):
-                lines.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
-                walk(v, f"{path}[{i}]", depth + 1)
+                lines.setdefault((*path, i), v.start_mark.line + 1)
+                walk(v, (*path, i), depth + 1)
 
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
-        walk(root, "", 0)
+        walk(root, (), 0)
     return yaml.safe_load(text), lines
 
 
-def _key_lines(text: str, pattern: str) -> dict[str, int]:
-    # TOML/INI parsers forget lines; find each `key =` under its [table] header.
-    lines: dict[str, int] = {}
-    table = ""
+def _key_lines(text: str, pattern: str, dotted: bool) -> dict[KeyPath, int]:
+    # TOML/INI parsers forget lines; find each `key =` under its [table] header. The
+    # table's path is made once per header and shared by its keys' paths. TOML's dotted
+    # names are paths (`a.b = 1` under [t] is t.a.b); an INI key is one name.
+    lines: dict[KeyPath, int] = {}
+    table: KeyPath = ()
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if m := re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", line):
-            table = m.group(1).strip('"')
+            name = m.group(1).strip('"')
+            table = tuple(p.strip('"') for p in name.split(".")) if dotted else (name,)
             continue
         if m := re.match(pattern, line):
             key = m.group(1).strip().strip('"')
-            lines.setdefault(f"{table}.{key}" if table else key, n)
+            keys = tuple(p.strip('"') for p in key.split(".")) if dotted else (key,)
+            lines.setdefault((*table, *keys), n)
     return lines
 
 
@@ -119,19 +147,19 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[str, int]]:
+def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[KeyPath, int]]:
     try:
         if fmt == "json":
             return loads_with_lines(text)
         if fmt == "yaml":
             return _yaml_lines(text)
         if fmt == "toml":
-            return tomllib.loads(text), _key_lines(text, r"^([A-Za-z0-9_.\"-]+)\s*=")
+            return tomllib.loads(text), _key_lines(text, r"^([A-Za-z0-9_.\"-]+)\s*=", True)
         if fmt == "ini":
             cp = configparser.ConfigParser(interpolation=None, strict=False)
             cp.read_string(text, source=path)
             data = {s: dict(cp.items(s, raw=True)) for s in cp.sections()}
-            return data, _key_lines(text, r"^([^=:#;\s][^=:]*?)\s*[=:]")
+            return data, _key_lines(text, r"^([^=:#;\s][^=:]*?)\s*[=:]", False)
     except JSONLineError as exc:
         raise ToolError(f"{path}:{exc.line}: malformed JSON: {exc}") from None
     except yaml.MarkedYAMLError as exc:
@@ -186,9 +214,14 @@ def parse_config(
             raise ToolError(f"{host_path}: cannot parse as {fmt}: {exc}") from None
         src = text.splitlines()
         rows = []
-        for key, value in flatten(data):
+        try:
+            leaves = flatten(data)
+        except ToolError as exc:
+            raise ToolError(f"{host_path}: {exc}") from None
+        for key, value in leaves:
             line = lines.get(key, 0)
-            rows.append((key, value, line, src[line - 1] if 0 < line <= len(src) else ""))
+            rows.append((key_text(key), value, line,
+                         src[line - 1] if 0 < line <= len(src) else ""))
     return _entries(ctx, host_path, fmt, rows)
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
+from ._redact._content import credential_kind
+from ._redact._decode import encoding_of, to_text
 from ._redact._formats import KEY_BEGIN, KEY_END
 from ._tool import ToolError
 
@@ -33,6 +35,9 @@ WINDOW = 1 << 20
 # tree, or one file named 32 ways (`f`, `./f`, `././f` …), is redacted at most this much.
 COMMAND_BUDGET = WHOLE_LIMIT
 _KEY_END, _KEY_BEGIN = re.compile(KEY_END), re.compile(KEY_BEGIN)
+# Bytes that hide text from the rules until it is decoded: NULs (UTF-16/32 text), escapes,
+# a carriage return that overprints
+_HIDDEN = re.compile(rb"[\x00\x1b\x9b]|\r(?!\n)")
 # A Kubernetes manifest, and in a window of one, the first line at the top level and the
 # values of the indented lines before it (`  key: value`, `    block line`, `  - item`).
 _MANIFEST = re.compile(r"(?m)^[\"']?(?:apiVersion|kind)[\"']?[ \t]*:")
@@ -65,10 +70,11 @@ def redacted_text(data: bytes, part: str, size: int, host_path: str,
     """``data`` (the whole file, or the window ``part`` of it) redacted as one text. ``head``
     is the file's start, for a tail window: a manifest says what it is only at its top.
     ``linked``: the file has other hard links (see ``redact_file``)."""
-    wide = _utf16(data)
-    if wide:  # a UTF-16 file: redacted as the text it is, given back in its own encoding
-        text = data.decode(wide, "replace")
-        return redact_file(host_path, text, linked).encode(wide, "replace")
+    if encoding_of(data) != "utf-8" or _HIDDEN.search(data):
+        # UTF-16/32 (with a mark or without), NULs between characters, escapes, carriage
+        # returns: the program is given the decoded text, redacted, never the raw bytes
+        data = to_text(data).encode("utf-8")
+        head = to_text(head).encode("utf-8")
     text = data.decode("utf-8", "surrogateescape")
     if part == "tail" and size > len(data):
         return _tail_window(text, head.decode("utf-8", "replace"), host_path, linked).encode(
@@ -76,22 +82,6 @@ def redacted_text(data: bytes, part: str, size: int, host_path: str,
     if part == "head" and size > len(data):
         text = text[: text.rfind("\n") + 1] if "\n" in text else text
     return redact_file(host_path, text, linked).encode("utf-8", "surrogateescape")
-
-
-def _utf16(data: bytes) -> str | None:
-    """The UTF-16 codec ``data`` is written in (a byte-order mark, or ASCII text with a NUL
-    after or before each character), else None: its secrets are invisible to the UTF-8 net."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # the mark is kept as a character
-        return "utf-16-le" if data[:1] == b"\xff" else "utf-16-be"
-    sample = data[:4096]
-    if len(sample) < 8:
-        return None
-    odd, even = sample[1::2], sample[0::2]
-    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
-        return "utf-16-le"
-    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
-        return "utf-16-be"
-    return None
 
 
 def _tail_window(text: str, head: str, host_path: str, linked: bool) -> str:
@@ -130,6 +120,13 @@ def read_part(fd: int, size: int, name: str, part: str) -> bytes:
     return b"".join(chunks)
 
 
+def _not_a_credential(host_path: str, start: bytes) -> None:
+    kind = credential_kind(start)
+    if kind:
+        raise ToolError(f"refused: {host_path} is a credential file by its content ({kind}); "
+                        "the sandbox never reads it")
+
+
 def _check_budget(total: int) -> None:
     if total > COMMAND_BUDGET:
         raise ToolError(
@@ -159,6 +156,7 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
                 _check_budget(spent)
                 data = read_part(f.fd, f.st.st_size, copy.host_path, part)
                 head = os.pread(f.fd, 64 << 10, 0) if part == "tail" else b""
+                _not_a_credential(copy.host_path, head or data)
                 parts.append((text, copy.host_path, data, f.st.st_size, head, f.st.st_nlink))
         except PathRefused as exc:
             raise ToolError(f"refused: {exc}") from None

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from fnmatch import fnmatchcase
 from typing import Annotated, Any
 
 import re2
 from pydantic import Field
 
+from .._types import Evidence
 from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
+from ._redact._content import credential_kind
+from ._redact._decode import encoding_of, to_text
 from ._tool import ToolContext, ToolError, ToolOutput, tool
 
 _MAX_LINES = 2000
@@ -17,13 +21,17 @@ _MAX_GLOB = 500
 _MAX_FILES = 5000  # files one grep searches (a unit directory of a big host holds hundreds)
 _MAX_WALK = 20_000
 _BINARY_SNIFF = 8192
+GREP_BYTES = 32 << 20
+GREP_SECONDS = 10.0
 
 
 def decode_text(data: bytes) -> tuple[str, bool]:
-    """(text, is_binary): NUL bytes in the head mean binary; bad UTF-8 is replaced."""
-    if b"\0" in data[:_BINARY_SNIFF]:
+    """(text, is_binary): decoded before it is redacted (UTF-16/32 with or without a mark,
+    NULs and escapes taken out: see _redact/_decode.py); NUL bytes in the head of what is
+    not such a text mean binary."""
+    if b"\0" in data[:_BINARY_SNIFF] and encoding_of(data) == "utf-8":
         return "", True
-    return data.decode("utf-8", errors="replace"), False
+    return to_text(data), False
 
 
 def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
@@ -32,6 +40,10 @@ def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
         data, st, host_path = read_bytes_stat(ctx.host.root, path, ctx.host.read_limit)
     except PathRefused as exc:
         raise ToolError(str(exc)) from None
+    kind = credential_kind(data)
+    if kind:
+        raise ToolError(f"{host_path} is a credential file by its content ({kind}); the "
+                        "sandbox never reads it")
     text, binary = decode_text(data)
     if binary:
         raise ToolError(f"{host_path} is a binary file ({st.st_size} bytes); it has no text to "
@@ -180,12 +192,19 @@ def grep(
     regex = compile_linear(pattern, ignore_case)
     files, files_capped = _grep_targets(ctx, path)
     matches: list[dict[str, Any]] = []
-    evidence = []
-    for host_path in files:
+    evidence: list[Evidence] = []
+    budget = _Budget()
+    for n, host_path in enumerate(files):
+        if budget.spent():
+            return ToolOutput(
+                data={"matches": matches, "capped": True, "files_searched": n,
+                      "files_capped": True, "stopped": budget.why(n, len(files))},
+                evidence=evidence)
         try:
             text, _, _ = read_text(ctx, host_path)
         except ToolError:
             continue
+        budget.read += len(text)
         for lineno, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
                 ev = ctx.evidence("file", f"{host_path}:{lineno}", line, line)
@@ -202,6 +221,23 @@ def grep(
               "files_capped": files_capped},
         evidence=evidence,
     )
+
+
+class _Budget:
+    """What one grep may read and how long it may take: a tree of big files (or ``/``) read
+    and redacted whole took a minute (issue 28); it stops and says where."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.start = time.monotonic()
+
+    def spent(self) -> bool:
+        return self.read > GREP_BYTES or time.monotonic() - self.start > GREP_SECONDS
+
+    def why(self, n: int, total: int) -> str:
+        return (f"budget spent ({self.read >> 20} MiB read, {time.monotonic() - self.start:.0f}"
+                f" s; limits {GREP_BYTES >> 20} MiB, {GREP_SECONDS:g} s) after {n} of {total} "
+                "files: give a narrower path or glob")
 
 
 def compile_linear(pattern: str, ignore_case: bool = False) -> Any:

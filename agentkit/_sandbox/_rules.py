@@ -51,6 +51,9 @@ class Checked:
     # directories the program reads below a directory operand (kustomize's overlays reach
     # their bases through ``../``): mounted read-only in a snapshot's sandbox
     trees: tuple[str, ...] = ()
+    # journalctl only: a pattern matched in-process against the redacted lines, never given
+    # to the program (its --grep would test the unredacted journal: an oracle)
+    grep: str | None = None
 
 
 def _fs(*items: str) -> frozenset[str]:

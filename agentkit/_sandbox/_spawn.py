@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ._redact._decode import to_text
+
 _STDERR_LIMIT = 16 * 1024
 
 _AS_LIMIT = 4 << 30
@@ -91,8 +93,9 @@ def _run(argv: list[str], env: dict[str, str], timeout: float, cap: int, cwd: st
         sel.close()
         _kill_group(proc)  # always: backgrounded children die with the group
     code = proc.wait()
-    dec = (bytes(bufs[proc.stdout.fileno()]).decode("utf-8", "replace"),
-           bytes(bufs[proc.stderr.fileno()]).decode("utf-8", "replace"))
+    # decoded to text (UTF-16/32, NULs, escapes) before anything redacts it
+    dec = (to_text(bytes(bufs[proc.stdout.fileno()])),
+           to_text(bytes(bufs[proc.stderr.fileno()])))
     proc.stdout.close()
     proc.stderr.close()
     return dec[0], dec[1], code, timed_out, truncated

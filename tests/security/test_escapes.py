@@ -33,8 +33,11 @@ from .attempts import (
 )
 
 ALL = ATTEMPTS + FILE_ATTEMPTS + CONFIG_ATTEMPTS
+# A hostile repository (programs in its config, hooks, alternates) is no longer refused: git
+# is never run and its config never read (issue 28), so such attempts must only be harmless;
+# what git could be asked to run or print is still refused (git-args).
 MUST_REFUSE = {"wrappers", "program-path", "find", "sort", "awk", "sed", "redirection",
-               "git-hostile-repo", "git-hostile-config", "git-args", "credential-files"}
+               "git-args", "credential-files"}
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +67,11 @@ def test_attempt_fails_closed(arena: Arena, attempt: Attempt, sandbox: Setting) 
     assert time.monotonic() - start < 10, f"{_id(attempt)} took too long"
 
 
-def test_hostile_repo_refusal_names_the_key(arena: Arena) -> None:
+def test_hostile_repo_is_read_and_nothing_in_it_runs(arena: Arena) -> None:
     if GIT is None:
         pytest.skip("git missing")
     out = judge(arena, Attempt("x", "run_command", {"argv": ["git", "-C", "{R}", "log"]}))
-    assert out.refused and "core.fsmonitor" in out.why and "refusing" in out.why
+    assert not out.refused and not out.escaped, out.why
 
 
 def test_clean_repo_still_works(arena: Arena) -> None:
@@ -147,13 +150,20 @@ def test_symlink_swap_race_never_reads_the_canary(tmp_path: Path, tool: str) -> 
 
 # -- processes: deadline, group kill, rlimits, output cap, PATH
 
-def test_never_ending_command_is_killed(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "fifo")
+def test_never_ending_command_is_killed(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A FIFO given to wc hung it once; FIFOs are refused before open now (issue 28), so
+    # the program that never ends is a sleep, run through run_command's own path
+    from agentkit._sandbox import _commands
+
+    real = _commands._run
+    monkeypatch.setattr(_commands, "_run", lambda argv, *rest: real(
+        ["/bin/sleep", "30"], *rest))
+    (tmp_path / "f").write_text("x\n")
     host = Host(root=Root("/", allow=(str(tmp_path),)), command_timeout_s=1.0)
     start = time.monotonic()
-    # wc reads the FIFO itself (cat would be given a redacted copy, and a FIFO is refused)
     r = anyio.run(Sandbox(host, task_id="t").call, "run_command",
-                  {"argv": ["wc", "-l", str(tmp_path / "fifo")]})
+                  {"argv": ["wc", "-l", str(tmp_path / "f")]})
     assert not r.ok and "process group was killed" in r.error
     assert time.monotonic() - start < 5
 

@@ -134,8 +134,12 @@ async def _from_kubectl(ctx: RecipeContext, model: HostModel
         got = await ctx.tool("run_command", optional=True, argv=argv)
         model.looked_in.append(f"`{' '.join(argv)}`")
         if got is None or got["exit_code"] != 0:
+            # None: refused, as it always is on a live host (a kubeconfig can name a program
+            # kubectl runs; issue 28), or not captured in a snapshot
             model.problems.append(f"`kubectl get` with {config} failed"
-                                  + (f": {got['stderr'].strip()[:200]}" if got else ""))
+                                  + (f": {got['stderr'].strip()[:200]}" if got else
+                                     " or was not run (kubectl is never run on a live host; "
+                                     "pods come from manifests there)"))
             continue
 
         def cite(n: int, got: dict[str, Any] = got) -> str:
