@@ -16,15 +16,11 @@ from typing import Protocol
 
 import anyio
 
+from ._agents._findings import findings_answer
 from ._llm._messages import ModelError
-from ._types import Answer, Plan, SubQuestion, TaskResult
+from ._types import Answer, Plan, TaskResult
 
 _log = logging.getLogger("agentkit")
-
-# The template synthesizer's first note says catalog mode ran because no LLM is configured;
-# in a degraded LLM run that is untrue, so it is replaced by the reason the model did not write.
-_CATALOG_NOTE = "Catalog mode (no LLM configured)"
-
 
 class _Synthesizer(Protocol):
     async def synthesize(self, question: str, plan: Plan,
@@ -57,39 +53,3 @@ async def synthesize_in_time(synthesizer: _Synthesizer, question: str, plan: Pla
             why = f"the synthesis call failed ({exc})"
     _log.warning("synthesizing from the tasks' findings: %s", why)
     return uphold(await findings_answer(question, plan, results, why), plan, results)
-
-
-async def findings_answer(question: str, plan: Plan, results: list[TaskResult],
-                          why: str) -> Answer:
-    """The tasks' findings merged by the template synthesizer; ``why`` the model did not
-    write the answer goes first in its notes."""
-    from ._catalog._synth import TemplateSynthesizer
-
-    template = {t.id: t.template for t in plan.tasks}
-    # A model subagent's findings are all it has to say (no headline marks): each may lead.
-    shown = [r if template.get(r.task_id) else r.model_copy(update={"findings": [
-        f.model_copy(update={"headline": True}) for f in r.findings]}) for r in results]
-    answer = await TemplateSynthesizer().synthesize(question, _grouped(plan), shown)
-    notes = [n for n in answer.notes if not n.startswith(_CATALOG_NOTE)]
-    answer.notes = [f"The model did not write this answer: {why}. It is merged from the "
-                    "tasks' own findings, without a model.", *notes]
-    answer.mode = plan.mode if plan.mode != "catalog" else "llm"
-    return answer
-
-
-def _grouped(plan: Plan) -> Plan:
-    """The plan with every task under some sub-question: the template synthesizer builds the
-    bottom line per sub-question, and a model's plan may group none (or only some)."""
-    from ._catalog._planner import split_question
-
-    ids = [t.id for t in plan.tasks]
-    covered = {t for sq in plan.subquestions for t in sq.tasks}
-    rest = [i for i in ids if i not in covered]
-    if not rest:
-        return plan
-    if plan.subquestions:
-        subs = [*plan.subquestions, SubQuestion(text=plan.question, tasks=rest)]
-    else:  # each part of the question frames its own verdict from the tasks it may concern
-        subs = [SubQuestion(text=part, tasks=rest)
-                for part in split_question(plan.question) or [plan.question]]
-    return plan.model_copy(update={"subquestions": subs})

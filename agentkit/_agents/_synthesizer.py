@@ -57,7 +57,7 @@ class LLMSynthesizer:
             tries=self.max_repairs + 1, judge=judge, usage=usage)
         if best is None or (index and not any(c.evidence for c in best.bottom_line)):
             # no answer, or one that cites nothing: the tasks' own findings, which do
-            from ._degrade import findings_answer
+            from ._findings import findings_answer
 
             why = ("it gave no valid answer" if best is None else "its answer cited nothing")
             best = await findings_answer(question, plan, results,

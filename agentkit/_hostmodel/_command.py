@@ -24,6 +24,8 @@ async def follow_command(ctx: RecipeContext, server: Server) -> bool:
     """Resolve ``server.argv`` to an engine command (through ``env``, start scripts and
     ``bash -c``), set the environment the engine gets, and read its serving flags; False when
     it starts no engine this reading understands."""
+    if not server.argv:  # e.g. `docker run redis:7`: the image's own command, not read here
+        return False
     raw = server.argv_evidence[0] if server.argv_evidence else ""
     where = Where(server.argv_source, server.argv_line, raw)
     files: dict[str, str | None] = {}
