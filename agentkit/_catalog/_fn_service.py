@@ -118,7 +118,8 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("nccl_unread", unread, [r["evidence_id"] for r in unread])
     ctx.fact("nccl_other", other, [r["evidence_id"] for r in other])
     _premises(ctx, server)
-    removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where}
+    removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where,
+                "by": "UnsetEnvironment=" if v.origin == "UnsetEnvironment" else v.origin}
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])

@@ -23,6 +23,7 @@ from ._shexec import (
     _env_program,
     _shell_of,
     external,
+    removals,
 )
 from ._shexpand import Expander
 from ._shparse import ASSIGN, Node, Simple
@@ -131,7 +132,8 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
             m = ASSIGN.match(t.text)
             probe.append(f"{m.group(1)}={_MARK}{err.why}" if m else _MARK + err.why)
     rest = probe[1:] if probe[0] == "exec" else probe
-    rest, env, _why = _env_program(rest, {**st.exported(), **_prefix(st, node, ex, at)}, at)
+    before = {**st.exported(), **_prefix(st, node, ex, at)}
+    rest, env, _why = _env_program(rest, before, at)
     for k, v in env.items():
         if v.value and v.value.startswith(_MARK):
             env[k] = Var(None, exported=True, known=False, at=at, why=v.value[len(_MARK):])
@@ -142,7 +144,7 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
             why += "; under set -u the script stops there if it is unset"
         raise Launched(Launch(None if unknown else rest, env, at, why=why, probe=rest,
                               env_known=not (unknown and e.may_exit), wild=st.wild,
-                              wild_why=st.wild_why))
+                              wild_why=st.wild_why, removed=removals(st, before, env, at)))
     may_change_files(reader, name, at)  # its name is literal: `rm -f "$X"` may write
     if probe[0] == "exec" or _shell_of(rest):
         reader.out.problems.append(f"{at}: runs a command with {e.why}")
