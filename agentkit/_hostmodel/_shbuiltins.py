@@ -27,6 +27,7 @@ from ._shexec import (
 )
 from ._shexpand import Expander
 from ._shparse import ASSIGN, Node, Simple
+from ._shsubst import reader_of, substitute
 from ._shtest import file_test, may_change_files
 from ._shvars import NAME, assign, declare, has_literal, set_options, unset
 
@@ -46,7 +47,8 @@ def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
     at = Where(reader.path, node.line, " ".join(t.text for t in [*node.assigns, *node.words]))
     if node.writes and reader.touched is None:
         reader.touched = at
-    ex = Expander(st, lambda n, v: _default(st, n, v, at))
+    ex = Expander(st, lambda n, v: _default(st, n, v, at),
+                  lambda t: substitute(t, reader_of(reader.files, reader.out.wanted)))
     try:
         if not node.words:
             return _assignments(reader, st, node, ex, at)
