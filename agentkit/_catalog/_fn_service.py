@@ -144,7 +144,9 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("unit_loaded_differs", server.loaded_differs, sorted(server.shown_evidence.values()))
     # NCCL settings declared somewhere that do not reach the process (or differ from what the
     # running one has): said with the reason the runtime gives, never dropped silently.
-    ctx.fact("nccl_pending", [p for p in server.problems if "NCCL_" in p],
+    # a required EnvironmentFile= that is missing stops the unit: none of its settings apply
+    ctx.fact("nccl_pending", [p for p in server.problems if "NCCL_" in p or
+                              "EnvironmentFile" in p],
              ctx.facts["unit"].evidence)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])
