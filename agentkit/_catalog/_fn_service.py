@@ -79,7 +79,7 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
 async def serve_flags(ctx: RecipeContext) -> dict[str, Any]:
     """Parallelism, KV-cache dtype, context length, quantization and allreduce flags of the
     serving command. Needs: serving_unit. Sets: serve_args, model_path, kv_cache_dtype,
-    tensor_parallel."""
+    tensor_parallel, serve_args_running_differs."""
     ctx.need("exec_start", "serving_unit")
     server: Server = ctx.vars["server"]
     flags = server.flags
@@ -93,6 +93,7 @@ async def serve_flags(ctx: RecipeContext) -> dict[str, Any]:
     ctx.fact("kv_cache_dtype_explicit", "kv_cache_dtype" in flags, ev)
     ctx.fact("tensor_parallel", server.tp, ev)
     ctx.fact("custom_allreduce_flag_off", bool(flags.get("disable_custom_all_reduce")), ev)
+    ctx.fact("serve_args_running_differs", server.argv_drift, ev)
     return flags
 
 

@@ -100,12 +100,13 @@ def _running_argv(server: Server, proc: dict[str, Any], evidence: str) -> None:
                      if flags.get(k) != server.flags.get(k))
     if not changed:
         return
-    said = ", ".join(f"{k}={server.flags.get(k)!r}" for k in changed)
-    now = ", ".join(f"{k}={flags.get(k)!r}" for k in changed)
-    server.problems.append(
-        f"In effect now: process {server.pid} runs with {now}; the files say {said} "
-        f"({server.argv_source}:{server.argv_line}): changed since the process started, a "
-        "restart would apply it")
+    said = ", ".join(f"{k}={server.flags.get(k)}" for k in changed)
+    now = ", ".join(f"{k}={flags.get(k)}" for k in changed)
+    text = (f"In effect now: process {server.pid} runs with {now}; the files say {said} "
+            f"({server.argv_source}:{server.argv_line}): changed since the process started, "
+            "a restart would apply it")
+    server.problems.append(text)
+    server.argv_drift.append(text)
     server.argv, server.flags = argv, flags
     server.argv_source, server.argv_line = f"/proc/{server.pid}/cmdline", 0
     server.argv_evidence = [evidence, *server.argv_evidence]
