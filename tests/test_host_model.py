@@ -421,3 +421,16 @@ def test_three_letter_names_and_a_single_named_server() -> None:
     m = HostModel(servers=[served("vllm-kimi.service", "/models/k/Kimi")])
     select_current(m, "is the kimi server tuned?")  # a single server needs no naming
     assert m.decision == "vllm-kimi.service is the only unit that starts an inference server"
+
+
+def test_start_limit_after_restarts_is_failed_not_crash_looping() -> None:
+    """systemd.unit(5) StartLimitBurst=: once the start limit is hit ("Start request repeated
+    too quickly") no restart is scheduled any more and the unit stays failed; before that, a
+    rising restart counter is a crash loop."""
+    restarts = [J + f"u.service: Scheduled restart job, restart counter is at {n}."
+                for n in (4, 5)]
+    gave_up = [J + "u.service: Start request repeated too quickly.",
+               J + "u.service: Failed with result 'exit-code'."]
+    state, why = from_journal(journal_life(journal(*restarts, *gave_up)))
+    assert state == "failed" and "repeated too quickly" in why and "5" in why
+    assert from_journal(journal_life(journal(*restarts)))[0] == "crash-looping"

@@ -61,6 +61,12 @@ def test_list_values_as_nccl_parses_them() -> None:
     assert not got.valid and "fails to create the communicator" in got.effect
     assert nv.reading("NCCL_PROTO", "^LL").effect.startswith("allreduce may use LL128, Simple")
     assert nv.reading("NCCL_ALGO", "ring").effect == "allreduce may use Ring"
+    # parseList (tuning.cc) tokenizes with strtok_r(";"): an empty value (or only ';') has no
+    # entry, so every protocol/algorithm keeps NCCL's default: set, but no tuning
+    for value in ("", ";", ";;"):
+        got = nv.reading("NCCL_PROTO", value)
+        assert got.known and not got.valid and "default protocols" in got.effect, value
+    assert "default algorithms" in nv.reading("NCCL_ALGO", "").effect
 
 
 def test_levels_as_nccl_parses_them() -> None:

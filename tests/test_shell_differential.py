@@ -12,9 +12,10 @@ Then the static reading must agree:
 
 Deliberate limits, each answered as "not established" rather than guessed (and so the
 generator only produces them where run time really decides): every ``$(…)`` and backquote
-(even a deterministic one), every ``[ … ]``/``test`` condition (even on values the script
-set) except a file test the host's files decide (``[ -f F ] && . F``: the reading is given
-the same files bash has, see ``_read``), loops other than ``for`` over known words,
+(even a deterministic one) but ``$(grep … FILE | xargs)`` (tests/test_shell_subst.py),
+every ``[ … ]``/``test`` condition (even on values the script set) except a file test the
+host's files decide (``[ -f F ] && . F``: the reading is given the same files bash has, see
+``_read``), loops other than ``for`` over known words,
 ``read``, ``case`` on any word (a ``*`` arm: some arm runs), and after code the reading
 cannot follow (``eval`` of computed text, ``source`` of an unreadable file: "wild") every name
 not set again afterwards. A launch under a condition leaves the command

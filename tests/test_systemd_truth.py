@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -438,3 +439,28 @@ def test_specifiers_are_replaced_after_the_words_are_split(tmp_path: Path) -> No
     assert {k: v.value for k, v in u.environment.items()} == {
         "NAME": "a b", "NCCL_PROTO": "a\\x20b"}
     assert any("%H" in x and "t@.service:2" in x for x in u.unresolved)
+
+
+_ENV_FILE_PATHS = ["etc/vllm/x.env", "./etc/x.env", "/etc/x.env", "/etc/../etc/x.env",
+                   "//etc/./x.env", "/etc/x/..", "-/etc/x.env", "../x.env", "/etc/..x.env",
+                   "/etc/x..env", "/etc/x.env/"]
+
+
+@pytest.mark.skipif(analyze_version() is None, reason="systemd-analyze is not installed")
+@pytest.mark.parametrize("path", _ENV_FILE_PATHS)
+def test_env_file_path_refused_like_systemd(tmp_path: Path, path: str) -> None:
+    """config_parse_unit_env_file() ignores an EnvironmentFile= path that is not absolute or
+    not normalized (path_simplify_and_warn): systemd-analyze verify says "ignoring" for
+    exactly those lines, and agentkit names the line as ignored and reads nothing from it."""
+    unit = tmp_path / "t.service"
+    unit.write_text(f"[Service]\nEnvironmentFile=-{path}\nExecStart=/bin/true\n")
+    out = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
+                         capture_output=True, text=True, check=False, timeout=60)
+    refused = any(":2: EnvironmentFile=" in ln and "ignoring" in ln
+                  for ln in (out.stdout + out.stderr).splitlines())
+    _put(tmp_path / "etc/systemd/system/s.service",
+         f"[Service]\nEnvironmentFile=-{path}\nExecStart=/bin/true\n")
+    read, ls = _fs(tmp_path)
+    u = resolve_unit("/etc/systemd/system/s.service", read, ls)
+    said = any("s.service:2:" in p and "systemd ignores this line" in p for p in u.problems)
+    assert said == refused, (path, out.stdout + out.stderr, u.problems)

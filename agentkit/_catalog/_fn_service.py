@@ -79,7 +79,7 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
 async def serve_flags(ctx: RecipeContext) -> dict[str, Any]:
     """Parallelism, KV-cache dtype, context length, quantization and allreduce flags of the
     serving command. Needs: serving_unit. Sets: serve_args, model_path, kv_cache_dtype,
-    tensor_parallel."""
+    tensor_parallel, serve_args_running_differs."""
     ctx.need("exec_start", "serving_unit")
     server: Server = ctx.vars["server"]
     flags = server.flags
@@ -93,6 +93,7 @@ async def serve_flags(ctx: RecipeContext) -> dict[str, Any]:
     ctx.fact("kv_cache_dtype_explicit", "kv_cache_dtype" in flags, ev)
     ctx.fact("tensor_parallel", server.tp, ev)
     ctx.fact("custom_allreduce_flag_off", bool(flags.get("disable_custom_all_reduce")), ev)
+    ctx.fact("serve_args_running_differs", server.argv_drift, ev)
     return flags
 
 
@@ -118,7 +119,8 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("nccl_unread", unread, [r["evidence_id"] for r in unread])
     ctx.fact("nccl_other", other, [r["evidence_id"] for r in other])
     _premises(ctx, server)
-    removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where}
+    removed = [{"name": k, "value": v.value, "set_at": v.comment, "where": v.where,
+                "by": "UnsetEnvironment=" if v.origin == "UnsetEnvironment" else v.origin}
                for k, v in sorted(server.removed.items()) if k.startswith("NCCL_")]
     ctx.fact("nccl_removed", removed,
              [e for k, v in server.removed.items() if k.startswith("NCCL_") for e in v.evidence])
@@ -143,7 +145,9 @@ async def nccl_settings(ctx: RecipeContext) -> list[dict[str, Any]]:
     ctx.fact("unit_loaded_differs", server.loaded_differs, sorted(server.shown_evidence.values()))
     # NCCL settings declared somewhere that do not reach the process (or differ from what the
     # running one has): said with the reason the runtime gives, never dropped silently.
-    ctx.fact("nccl_pending", [p for p in server.problems if "NCCL_" in p],
+    # a required EnvironmentFile= that is missing stops the unit: none of its settings apply
+    ctx.fact("nccl_pending", [p for p in server.problems if "NCCL_" in p or
+                              "EnvironmentFile" in p],
              ctx.facts["unit"].evidence)
     conflicts = _conflicts(server)
     ctx.fact("nccl_conflicts", [c for c, _ in conflicts], [e for _, ev in conflicts for e in ev])

@@ -187,6 +187,9 @@ def _loaded_in_effect(s: Server, shown: UnitShow, evidence: str) -> None:
 
 def _loaded_one(s: Server, shown: UnitShow, name: str, value: str, evidence: str) -> None:
     said = s.env.get(name)
+    gone = s.removed.get(name)
+    if gone is not None and gone.origin != "UnsetEnvironment":
+        return  # a start script's unset or env -u takes it out at exec time, loaded or not
     if _unset(shown, name, value):
         if said is not None and said.origin in _FILE_ORIGINS:
             del s.env[name]

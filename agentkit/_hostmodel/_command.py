@@ -85,6 +85,8 @@ def _apply(ctx: RecipeContext, server: Server, reading: Reading, launch: Launch,
     for name, setting in env.items():  # a script that sets it again undoes UnsetEnvironment=
         if setting.origin != server.env.get(name, setting).origin or name not in server.env:
             server.removed.pop(name, None)
+    if launch.env_known:
+        _removed(ctx, server, launch, env, files)
     server.env = env
     if launch.argv is not None or launch.probe:
         server.argv = launch.argv if launch.argv is not None else launch.probe
@@ -95,6 +97,24 @@ def _apply(ctx: RecipeContext, server: Server, reading: Reading, launch: Launch,
                                 ctx.cite("file", str(launch.at), text.strip(), text)]
     scripts = [p for p in reading.read if files.get(p) is not None]
     server.script = scripts[0] if scripts else None
+
+
+def _removed(ctx: RecipeContext, server: Server, launch: Launch, env: dict[str, Setting],
+             files: dict[str, str | None]) -> None:
+    """A setting the runtime gives that the engine does not get was taken out on the way
+    (``unset`` in a script, ``env -u`` in the command): cited where it was removed."""
+    for name, old in server.env.items():
+        if name in env or name in server.unknown_env:
+            continue
+        at, how = launch.removed.get(name, (launch.at, "the start script"))
+        if (at.path, at.line) == (server.argv_source, server.argv_line):
+            evidence = server.argv_evidence[:1]  # the runtime's own command line
+        else:
+            text = (_line(files, at) or at.text).strip()
+            evidence = [ctx.cite("file", str(at), text, text)] if at.path else []
+        server.removed[name] = Setting(name=name, value=old.value, source=at.path,
+                                       line=at.line, evidence=evidence, origin=how,
+                                       comment=old.where)
 
 
 def _line(files: dict[str, str | None], at: Where) -> str:

@@ -68,6 +68,8 @@ class Server:
     # NCCL variables a start script sets without exporting: they never reach the engine
     shell_only: dict[str, Setting] = field(default_factory=dict)
     script: str | None = None
+    # where the running process's command line differs from the files' (the process's wins)
+    argv_drift: list[str] = field(default_factory=list)
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
     state: State = field(default_factory=State)

@@ -15,6 +15,23 @@ if TYPE_CHECKING:
     from .._sandbox._context import RecipeContext
 
 SYSTEM_CONF = "/etc/nccl.conf"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def conf_assignments(lines: list[str]) -> list[tuple[int, str, str]]:
+    """(line, name, value) as NCCL's setEnvFile reads a config file: a line starting with '#'
+    is skipped, and so is one without '='; the name is all the text before the first '=' and
+    the value all after it (the newline taken off, nothing trimmed: ``export NAME=…`` names
+    "export NAME", ``NAME = v`` names "NAME " with value " v"); each is at most 1023 bytes;
+    setenv() refuses an empty name."""
+    out = []
+    for n, line in enumerate(lines, 1):
+        if line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.partition("=")
+        if name:
+            out.append((n, name[:1023], value[:1023]))
+    return out
 
 
 async def home_of(ctx: RecipeContext, user: str) -> str:
@@ -45,12 +62,21 @@ async def resolve_nccl(ctx: RecipeContext, server: Server) -> None:
             server.notes.append(f"{path} inside the container is not visible from the host "
                                 "(not mounted): NCCL settings it may hold are unknown")
             continue
-        parsed = await ctx.tool("parse_config", optional=True, path=host, format="dotenv")
+        lines = await ctx.read_lines(host, optional=True)
         server.nccl_checked.append(host)
-        for e in (parsed or {}).get("entries", []):
-            if e["key"].startswith("NCCL_") and e["key"] not in out and \
-                    e["key"] not in server.unknown_env:  # the environment may set it: unknown
-                out[e["key"]] = Setting(name=e["key"], value=str(e["value"]), source=e["source"],
-                                        line=e["line"], evidence=[e["evidence_id"]],
-                                        origin=path)
+        for n, name, value in conf_assignments(lines or []):
+            raw = f"{name}={value}"
+            if not _NAME.fullmatch(name):  # set in the environment, but under another name
+                meant = name.split()[-1] if name.split() else name
+                if meant.startswith("NCCL_"):
+                    server.problems.append(
+                        f"{host}:{n}: {raw.strip()!r} sets a variable named {name!r}, not "
+                        f"{meant}: NCCL takes the text before '=' as the name, with no "
+                        "trimming and no shell syntax")
+                continue
+            if name.startswith("NCCL_") and name not in out and \
+                    name not in server.unknown_env:  # the environment may set it: unknown
+                ev = ctx.cite("file", f"{host}:{n}", raw.strip(), raw)
+                out[name] = Setting(name=name, value=value, source=host, line=n,
+                                    evidence=[ev], origin=path)
     server.nccl = out

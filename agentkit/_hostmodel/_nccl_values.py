@@ -228,6 +228,9 @@ def reading(name: str, value: str, env: dict[str, str] | None = None) -> Reading
                                    f"{params()['nccl_version']} no longer reads it")
     if name in ("NCCL_PROTO", "NCCL_ALGO"):
         elems = PROTOS if name == "NCCL_PROTO" else ALGOS
+        if not value.strip(";"):  # strtok_r finds no entry: every enable keeps its default
+            what = "protocols" if name == "NCCL_PROTO" else "algorithms"
+            return Reading(True, False, f"empty, so NCCL uses its default {what}")
         got = parse_list(value, elems)
         if isinstance(got, str):
             fate = ("NCCL crashes reading it" if got.startswith("crash") else

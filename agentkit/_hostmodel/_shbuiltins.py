@@ -23,9 +23,11 @@ from ._shexec import (
     _env_program,
     _shell_of,
     external,
+    removals,
 )
 from ._shexpand import Expander
 from ._shparse import ASSIGN, Node, Simple
+from ._shsubst import reader_of, substitute
 from ._shtest import file_test, may_change_files
 from ._shvars import NAME, assign, declare, has_literal, set_options, unset
 
@@ -45,7 +47,8 @@ def run_simple(reader: Reader, st: State, node: Simple) -> int | None:
     at = Where(reader.path, node.line, " ".join(t.text for t in [*node.assigns, *node.words]))
     if node.writes and reader.touched is None:
         reader.touched = at
-    ex = Expander(st, lambda n, v: _default(st, n, v, at))
+    ex = Expander(st, lambda n, v: _default(st, n, v, at),
+                  lambda t: substitute(t, reader_of(reader.files, reader.out.wanted)))
     try:
         if not node.words:
             return _assignments(reader, st, node, ex, at)
@@ -131,7 +134,8 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
             m = ASSIGN.match(t.text)
             probe.append(f"{m.group(1)}={_MARK}{err.why}" if m else _MARK + err.why)
     rest = probe[1:] if probe[0] == "exec" else probe
-    rest, env, _why = _env_program(rest, {**st.exported(), **_prefix(st, node, ex, at)}, at)
+    before = {**st.exported(), **_prefix(st, node, ex, at)}
+    rest, env, _why = _env_program(rest, before, at)
     for k, v in env.items():
         if v.value and v.value.startswith(_MARK):
             env[k] = Var(None, exported=True, known=False, at=at, why=v.value[len(_MARK):])
@@ -142,7 +146,7 @@ def _undecided_words(reader: Reader, st: State, node: Simple, ex: Expander, at: 
             why += "; under set -u the script stops there if it is unset"
         raise Launched(Launch(None if unknown else rest, env, at, why=why, probe=rest,
                               env_known=not (unknown and e.may_exit), wild=st.wild,
-                              wild_why=st.wild_why))
+                              wild_why=st.wild_why, removed=removals(st, before, env, at)))
     may_change_files(reader, name, at)  # its name is literal: `rm -f "$X"` may write
     if probe[0] == "exec" or _shell_of(rest):
         reader.out.problems.append(f"{at}: runs a command with {e.why}")

@@ -31,6 +31,9 @@ class Launch:
     wild: Where | None = None  # other names may be changed here (eval, unreadable source…)
     wild_why: str = ""
     shell_vars: dict[str, Var] = field(default_factory=dict)  # set in the shell, not exported
+    # names taken out of the environment on the way (``unset``, ``env -u``/``-i``), each
+    # where it was removed: an inherited setting missing from ``env`` was removed there
+    removed: dict[str, tuple[Where, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +90,7 @@ def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at
              exec_: bool, clear: bool = False) -> int | None:
     """A program started with ``env``: the engine (the reading ends), ``env`` itself, a child
     shell or script (followed), or anything else (it cannot change this shell)."""
+    before = env
     argv, env, why = _env_program(argv, env, at)
     if why:
         reader.out.problems.append(f"{at}: {why}")
@@ -94,7 +98,7 @@ def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at
         shell = {k: v for k, v in st.visible().items()
                  if v.settled and not v.exported and v.value is not None}
         raise Launched(Launch(argv, env, at, shell_vars=shell, probe=argv, wild=st.wild,
-                              wild_why=st.wild_why))
+                              wild_why=st.wild_why, removed=removals(st, before, env, at)))
     child = _child(reader, argv, at)
     if child is not None:
         text, path, args, script, opts = child
@@ -105,6 +109,18 @@ def external(reader: Reader, st: State, argv: list[str], env: dict[str, Var], at
     if argv[0].endswith(".sh") or _shell_of(argv):
         reader.out.problems.append(f"{at}: runs {' '.join(argv[:2])}, which could not be read")
     return None
+
+
+def removals(st: State, before: dict[str, Var], after: dict[str, Var], at: Where
+             ) -> dict[str, tuple[Where, str]]:
+    """Where and how each name was taken out of the environment: ``unset`` leaves a known,
+    valueless variable at its line; ``env -u``/``-i`` drops it from the command's
+    environment at ``at`` (-i when nothing of it is left)."""
+    out = {k: (v.at, "unset") for k, v in st.visible().items()
+           if v.known and v.value is None and v.at is not None and not v.placeholder}
+    how = "env -u" if set(before) & set(after) or not before else "env -i"
+    out.update({k: (at, how) for k in before if k not in after})
+    return out
 
 
 def _env_program(argv: list[str], env: dict[str, Var], at: Where

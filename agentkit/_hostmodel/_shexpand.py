@@ -23,10 +23,11 @@ BREAK: Piece = ("", True, True)  # "$@": a boundary between fields
 
 
 class Expander:
-    def __init__(self, state: State, assign: Callable[[str, str | Undecided], None]
-                 ) -> None:
+    def __init__(self, state: State, assign: Callable[[str, str | Undecided], None],
+                 subst: Callable[[str], str] | None = None) -> None:
         self.st = state
         self.assign = assign  # ${NAME:=word} assigns, as an assignment statement would
+        self.subst = subst  # $(…) → its output (raises Undecided where it cannot tell)
 
     def word(self, text: str) -> list[str]:
         """A command word → its fields (splitting and pathname expansion applied)."""
@@ -80,6 +81,11 @@ class Expander:
                 j = _dq_end(text, i + 1)
                 inner = self.pieces(text[i + 1 : j], dq=True)
                 out += inner if inner else [("", True, False)]
+                i = j + 1
+            elif self.subst is not None and text.startswith("$(", i) and \
+                    not text.startswith("$((", i):
+                j = _paren_end(text, i + 2)
+                out.append((self.subst(text[i + 2 : j]).rstrip("\n"), dq, True))
                 i = j + 1
             elif c == "`" or text.startswith("$(", i):
                 raise Undecided("a command substitution ($(…) or `…`), whose output is known "

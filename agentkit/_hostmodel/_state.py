@@ -91,6 +91,7 @@ class JournalLife:
     restart_line: int = 0
     failure_line: int = 0
     healthy_line: int = 0
+    gave_up_line: int = 0  # "Start request repeated too quickly": the start limit was hit
 
 
 def journal_life(lines: list[str]) -> JournalLife:
@@ -101,6 +102,8 @@ def journal_life(lines: list[str]) -> JournalLife:
             life.last_event, life.last_line = "restarting", n
         elif _FAILED.search(line):
             life.failure_line = n
+            if "Start request repeated too quickly" in line:
+                life.gave_up_line = n
             life.last_event, life.last_line = "failed", n
         elif _STARTED.search(line):
             life.last_event, life.last_line = "started", n
@@ -115,6 +118,12 @@ def from_journal(life: JournalLife) -> tuple[str, str]:
     """(state, why) from the journal alone."""
     if life.last_event == "stopped":
         return "stopped", "the journal's last lifecycle line is a stop"
+    if life.last_event == "failed" and 0 < life.restart_line < life.gave_up_line:
+        # the start limit was hit after the last restart: systemd schedules no more (the unit
+        # stays failed until someone starts it or resets it)
+        return "failed", (f"systemd gave up restarting it after restart counter "
+                          f"{life.restarts} (\"Start request repeated too quickly\": its "
+                          "start limit was hit)")
     if life.restarts >= 2 and life.healthy_line < life.restart_line:
         return "crash-looping", (f"the journal shows restart counter {life.restarts} and no "
                                  "successful start after it")

@@ -43,6 +43,7 @@ from ._shparse import (
     Special,
     parse,
 )
+from ._shsubst import reader_of, substitute
 from ._shtest import substitution_writes
 from ._shvars import assign
 
@@ -280,7 +281,8 @@ class Reader:
     # ---- helpers for builtins ---------------------------------------------------------------
 
     def expander(self, st: State) -> Expander:
-        return Expander(st, lambda n, v: self.assign_plain(st, n, v, Where(self.path, 0)))
+        return Expander(st, lambda n, v: self.assign_plain(st, n, v, Where(self.path, 0)),
+                        lambda t: substitute(t, reader_of(self.files, self.out.wanted)))
 
     def assign_plain(self, st: State, name: str, value: str | Undecided, at: Where) -> None:
         assign(st, name, value, at)

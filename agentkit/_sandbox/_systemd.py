@@ -219,6 +219,7 @@ class _Compiled:
     spec: dict[str, str]
     env: dict[str, EnvVar] = field(default_factory=dict)
     env_files: list[tuple[str, bool, Assignment]] = field(default_factory=list)
+    refused_env_files: list[tuple[str, str, Assignment]] = field(default_factory=list)
 
 
 def _default_environment(unit: Unit, read: Callable[[str], str | None],
@@ -289,7 +290,22 @@ def _environment_files(unit: Unit, state: _Compiled, read: Callable[[str], str |
             for var in parse_dotenv(body, path, ignored=unit.problems,
                                     unresolved=unit.unresolved, dropped=unit.dropped):
                 env[var.name] = var
+    _refused_env_files(unit, state, read)
     return env
+
+
+def _refused_env_files(unit: Unit, state: _Compiled, read: Callable[[str], str | None]
+                       ) -> None:
+    """An EnvironmentFile= line systemd ignores is said, with what the file it likely meant
+    (the path from /) would have set: those settings do not reach the unit."""
+    for path, bad, a in state.refused_env_files:
+        meant = "/" + path if bad == "not absolute" else ""
+        body = read(meant) if meant and "*" not in meant and "?" not in meant else None
+        names = [v.name for v in parse_dotenv(body, meant)] if body else []
+        sets = (f"; {meant}, if that was meant, sets {', '.join(names)}, which therefore do "
+                "not apply" if names else "")
+        unit.problems.append(f"{a.source}:{a.line}: EnvironmentFile={a.value}: the path is "
+                             f"{bad}, so systemd ignores this line{sets}")
 
 
 def _unset(unit: Unit, state: _Compiled) -> None:
@@ -317,6 +333,17 @@ def _resolved(unit: Unit, state: _Compiled, a: Assignment) -> str | None:
         return None
 
 
+def _env_file_path_refused(path: str) -> str:
+    """Why config_parse_unit_env_file() ignores the path ("" when it does not): it must be
+    absolute, and normalized once '.' and repeated slashes are dropped (no '..'), as
+    ``systemd-analyze verify`` reports ("path is not absolute, ignoring")."""
+    if not path.startswith("/"):
+        return "not absolute"
+    if ".." in path.split("/"):
+        return "not normalized"
+    return ""
+
+
 def _apply(unit: Unit, state: _Compiled, a: Assignment) -> None:
     if a.section != "Service":
         return
@@ -332,7 +359,12 @@ def _apply(unit: Unit, state: _Compiled, a: Assignment) -> None:
             state.env_files.clear()
         else:
             optional = a.value.startswith("-")
-            state.env_files.append((a.value[1:] if optional else a.value, optional, a))
+            path = a.value[1:] if optional else a.value
+            bad = _env_file_path_refused(path)
+            if bad:  # path_simplify_and_warn(PATH_CHECK_ABSOLUTE), not fatal: the line is dropped
+                state.refused_env_files.append((path, bad, a))
+            else:
+                state.env_files.append((path, optional, a))
     elif a.key == "UnsetEnvironment":
         if not a.value:
             unit.unset.clear()

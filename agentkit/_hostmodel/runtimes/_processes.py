@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._authority import compare_running
 from .._command import follow_command
+from .._engines import engine_of, parse_serve_args
 from .._model import HostModel, Server, Setting
 from .._state import State
 
@@ -76,6 +77,7 @@ def _attach(server: Server, proc: dict[str, Any], evidence: str) -> None:
         server.state.value = "running"
         server.state.detail = f"a process (pid {server.pid}) runs it now"
         server.state.evidence = [evidence]
+    _running_argv(server, proc, evidence)
     if not proc.get("env_readable"):
         server.notes.append(f"the environment of pid {server.pid} could not be read "
                             f"({proc.get('env_error', 'not permitted')}): the declared one is "
@@ -83,6 +85,31 @@ def _attach(server: Server, proc: dict[str, Any], evidence: str) -> None:
         return
     running = {k: str(v) for k, v in (proc.get("env") or {}).items() if k.startswith("NCCL_")}
     compare_running(server, running, evidence)
+
+
+def _running_argv(server: Server, proc: dict[str, Any], evidence: str) -> None:
+    """The process's command line is the one in effect: a unit edited (and reloaded) since
+    the process started declares a command the process does not run until the next restart
+    (systemd.service(5): ExecStart= is used when the unit starts). Where its serving flags
+    differ, the process's are taken, and the difference is said."""
+    argv = [str(a) for a in proc.get("argv") or []]
+    if engine_of(argv) is None or "config" in server.flags:  # --config: the file adds flags
+        return
+    flags = parse_serve_args(argv)
+    changed = sorted(k for k in set(flags) | set(server.flags)
+                     if flags.get(k) != server.flags.get(k))
+    if not changed:
+        return
+    said = ", ".join(f"{k}={server.flags.get(k)}" for k in changed)
+    now = ", ".join(f"{k}={flags.get(k)}" for k in changed)
+    text = (f"In effect now: process {server.pid} runs with {now}; the files say {said} "
+            f"({server.argv_source}:{server.argv_line}): changed since the process started, "
+            "a restart would apply it")
+    server.problems.append(text)
+    server.argv_drift.append(text)
+    server.argv, server.flags = argv, flags
+    server.argv_source, server.argv_line = f"/proc/{server.pid}/cmdline", 0
+    server.argv_evidence = [evidence, *server.argv_evidence]
 
 
 async def _server(ctx: RecipeContext, proc: dict[str, Any], evidence: str) -> Server | None:
