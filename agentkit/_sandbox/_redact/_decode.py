@@ -21,6 +21,10 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|
 # Controls a terminal does not print (NUL included), tab and line feed kept
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SAMPLE = 1 << 16
+# A wide reading must also read as text on its own (the share _printable gives): a few bytes
+# of binary data decode as UTF-16 to printable CJK-looking noise with no space or line end,
+# which only beats a UTF-8 reading full of NULs, not this bar
+_PLAUSIBLE = 0.75
 
 
 def to_text(data: bytes) -> str:
@@ -45,7 +49,7 @@ def encoding_of(data: bytes) -> str:
             got = _printable(cut.decode(codec, "strict"))
         except UnicodeDecodeError:
             continue
-        if got > score:
+        if got > score and got >= _PLAUSIBLE:
             best, score = codec, got
     return best
 
