@@ -100,7 +100,7 @@ async def handle_investigate(arguments: dict[str, Any] | str, *, root: str = "/"
                              **from_env: Any) -> dict[str, Any]:
     """Run one ``investigate`` tool call; returns ``{"answer", "markdown"}`` or ``{"error"}``.
 
-    A ``root`` in the arguments must lie inside ``allowed_roots`` (default: only ``root``):
+    A ``root`` in the arguments must lie inside ``root`` or one of ``allowed_roots``:
     the calling model chooses the question, the embedding program chooses what may be read.
 
     >>> import anyio
@@ -113,9 +113,10 @@ async def handle_investigate(arguments: dict[str, Any] | str, *, root: str = "/"
     except (ValueError, ValidationError) as exc:
         return {"error": f"invalid arguments for investigate: {exc}"}
     chosen = args.root or root
-    if not _inside(chosen, allowed_roots or [root]):
-        return {"error": f"root {chosen!r} is not allowed here; allowed: "
-                         f"{list(allowed_roots or [root])}"}
+    # the embedding program's own ``root`` is always allowed: ``allowed_roots`` adds to it
+    allowed = [root, *(r for r in allowed_roots or () if r != root)]
+    if not _inside(chosen, allowed):
+        return {"error": f"root {chosen!r} is not allowed here; allowed: {allowed}"}
     try:
         async with Orchestrator.from_env(chosen, **from_env) as orch:
             answer = await orch.investigate(args.question, tasks=args.tasks)

@@ -178,6 +178,22 @@ def test_schema_shapes_and_handler() -> None:
     assert ok["answer"]["citations"] and ok["markdown"].startswith("# Is NCCL tuned?")
 
 
+def test_the_embedders_own_root_stays_allowed_beside_allowed_roots() -> None:
+    # allowed_roots add to the root the embedding program chose; they do not replace it
+    # (the MCP server refused its own default root this way: issue 25, item 2)
+    hopper = str(EXAMPLES / "hopper-deepseek")
+    ok = anyio.run(lambda: handle_investigate({"question": "Is NCCL tuned?"}, root=BW,
+                                              allowed_roots=[hopper], catalog_only=True))
+    assert "error" not in ok, ok
+    other = anyio.run(lambda: handle_investigate({"question": "Is NCCL tuned?",
+                                                  "root": hopper}, root=BW,
+                                                 allowed_roots=[hopper], catalog_only=True))
+    assert "error" not in other, other
+    escape = anyio.run(lambda: handle_investigate({"question": "x", "root": "/"}, root=BW,
+                                                  allowed_roots=[hopper]))
+    assert "not allowed" in escape["error"]
+
+
 def _run_example(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120,
                           cwd=REPO, env={**os.environ, **(env or {})})
