@@ -87,7 +87,30 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
     report = SnapshotReport(out=str(dest), task_status={r.task_id: r.status for r in results})
     # The basics are captured even when no recipe got far enough to ask for them (no serving
     # unit found, say): a snapshot should show the machine, and say what was not available.
-    box = Sandbox(host, task_id="snapshot", executor=record)
+    await _basics(Sandbox(host, task_id="snapshot", executor=record), commands, nvml, report)
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in sorted(paths):
+        if _copy(source.root, p, dest, source.read_limit):
+            report.files.append(p)
+    _write_captures(dest, commands, nvml, hostname or os.uname().nodename, report)
+    extra: dict[str, Any] = {}
+    if source.manifest_dirs:  # so that the snapshot reads them again, offline
+        extra["manifest_dirs"] = list(source.manifest_dirs)
+    if "list" in procs:  # an empty list is a fact too: no engine process was running
+        # what the tool returned: engine processes only, their environment already filtered
+        (dest / CAPTURE_DIR / "processes.json").write_text(json.dumps(procs["list"], indent=1))
+        extra["processes"] = "processes.json"
+    if extra:
+        manifest_path = dest / CAPTURE_DIR / "snapshot.json"
+        data = json.loads(manifest_path.read_text())
+        manifest_path.write_text(json.dumps({**data, **extra}, indent=2))
+    return report
+
+
+async def _basics(box: Sandbox, commands: dict[tuple[str, ...], dict[str, Any]],
+                  nvml: dict[str, Any], report: SnapshotReport) -> None:
+    """The basic captures and NVML, asked for where no recipe did; what cannot be had is
+    said in the report."""
     for argv in BASIC_COMMANDS:
         if tuple(argv) not in commands:
             got = await box.call("run_command", {"argv": argv})
@@ -97,24 +120,6 @@ async def take_snapshot(source: Host, out: str | os.PathLike[str],
         got = await box.call("gpu_info", {})
         if not got.data.get("available"):
             report.unavailable.append(f"NVML: {got.data.get('reason', got.error)}")
-    dest.mkdir(parents=True, exist_ok=True)
-    for p in sorted(paths):
-        if _copy(source.root, p, dest, source.read_limit):
-            report.files.append(p)
-    _write_captures(dest, commands, nvml, hostname or os.uname().nodename, report)
-    if source.manifest_dirs:  # so that the snapshot reads them again, offline
-        manifest_path = dest / CAPTURE_DIR / "snapshot.json"
-        data = json.loads(manifest_path.read_text())
-        data["manifest_dirs"] = list(source.manifest_dirs)
-        manifest_path.write_text(json.dumps(data, indent=2))
-    if "list" in procs:  # an empty list is a fact too: no engine process was running
-        # what the tool returned: engine processes only, their environment already filtered
-        (dest / CAPTURE_DIR / "processes.json").write_text(json.dumps(procs["list"], indent=1))
-        manifest_path = dest / CAPTURE_DIR / "snapshot.json"
-        data = json.loads(manifest_path.read_text())
-        data["processes"] = "processes.json"
-        manifest_path.write_text(json.dumps(data, indent=2))
-    return report
 
 
 def _copy(root: Root, host_path: str, dest: Path, limit: int) -> bool:
