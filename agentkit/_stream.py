@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from ._backend import on_asyncio
 from ._events import Event, EventTranslator
 
 if TYPE_CHECKING:
@@ -47,13 +48,6 @@ class Investigator(Protocol):
 
 _GRACE_S = 30.0  # how long leaving waits for the run to close its spans
 
-
-def _on_asyncio() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 class RunStream:
@@ -77,7 +71,7 @@ class RunStream:
             return
         self._done = anyio.Event()
         self._orch._live.add(self._done)  # aclose() waits for runs still ending
-        if _on_asyncio():
+        if on_asyncio():
             self._task = asyncio.get_running_loop().create_task(self._run())
         else:
             import trio

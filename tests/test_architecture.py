@@ -23,7 +23,7 @@ DOC = REPO / "docs" / "architecture.md"
 # in the same order, is the numbered list under "## The layers" in docs/architecture.md.
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["_version", "_types", "_fleet_model", "_errors", "_bounded", "_resources",
-              "_citations", "_render", "_events", "_gc", "_config"]),
+              "_citations", "_render", "_events", "_gc", "_config", "_backend"]),
     ("trace", ["_trace"]),
     ("model client", ["_llm"]),
     ("sandbox", ["_sandbox"]),

@@ -10,7 +10,6 @@ interface.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from .._backend import on_asyncio
 from ._json import loads
 from ._limiter import RequestLimiter
 from ._messages import ModelError
@@ -145,15 +145,6 @@ async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: byt
                          retryable=True) from None
 
 
-def _on_asyncio() -> bool:
-    """Whether the caller runs on an asyncio loop. Asked of asyncio itself: trio runs no
-    asyncio loop, and sniffio (which anyio no longer brings) is not a dependency."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
 
 class AnyLoopPoster:
     """The default: aiohttp on asyncio (the fast path), and an httpx client of its own on any
@@ -166,7 +157,7 @@ class AnyLoopPoster:
         self._owned: httpx.AsyncClient | None = None
 
     def _pick(self) -> Poster:
-        if _on_asyncio():
+        if on_asyncio():
             return AiohttpPoster(self.timeout_s)
         self._owned = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s, connect=10.0),
                                         limits=httpx.Limits(max_connections=MAX_CONNECTIONS))
