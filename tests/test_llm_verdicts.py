@@ -11,6 +11,7 @@ has 61 layers (122 allreduces per step)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +54,22 @@ def lying_synth(body: dict[str, Any]) -> Reply:
              "evidence": ids[1:2]}]}]})])
 
 
-def test_a_contradicting_synthesizer_is_overruled() -> None:
-    def script(body: dict[str, Any]) -> Reply:
-        return template_plan() if "submit_plan" in tools_of(body) else lying_synth(body)
-
+def _investigate(script: Callable[[dict[str, Any]], Reply]) -> Answer:
+    """The reference question on the reference host, LLM mode, ``script`` as the model."""
     async def go(server: FakeLLMServer) -> Answer:
         async with Orchestrator.from_env(root=KIMI, base_url=server.base_url,
                                          model="fake") as orch:
             return await orch.investigate(REFERENCE_QUESTION)
 
     with FakeLLMServer(script) as server:
-        answer = anyio.run(go, server)
+        return anyio.run(go, server)
+
+
+def test_a_contradicting_synthesizer_is_overruled() -> None:
+    def script(body: dict[str, Any]) -> Reply:
+        return template_plan() if "submit_plan" in tools_of(body) else lying_synth(body)
+
+    answer = _investigate(script)
     every = [c.text for c in answer.bottom_line] + [c.text for s in answer.sections
                                                     for c in s.claims]
     for text in [*FALSE.values(), "Custom allreduce is used, so NCCL only carries large "
@@ -91,13 +97,7 @@ def test_a_model_that_agrees_keeps_its_words() -> None:
                 "The unit sets NCCL_PROTO=LL and NCCL_P2P_LEVEL=SYS.",
                 "Kimi-K2.5 does 122 allreduces per decode step against 156 for GLM-5.")]})])
 
-    async def go(server: FakeLLMServer) -> Answer:
-        async with Orchestrator.from_env(root=KIMI, base_url=server.base_url,
-                                         model="fake") as orch:
-            return await orch.investigate(REFERENCE_QUESTION)
-
-    with FakeLLMServer(script) as server:
-        answer = anyio.run(go, server)
+    answer = _investigate(script)
     assert len(answer.bottom_line) == 4
     assert not any("contradicts" in n for n in answer.notes)
 
