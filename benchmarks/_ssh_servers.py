@@ -25,7 +25,10 @@ class Stats:
     peak: int = 0
     connections: int = 0
     sessions: int = 0
+    # sessions per connection, keyed by the connection's serial number: id() of a closed and
+    # collected connection can be reused by the next one, which counted two sessions on "one"
     per_connection: dict[int, int] = field(default_factory=dict)
+    serials: dict[int, int] = field(default_factory=dict)  # id(conn) -> its newest serial
 
 
 @dataclass
@@ -48,6 +51,7 @@ def _server_class(stats: Stats) -> type[asyncssh.SSHServer]:
             stats.open += 1
             stats.connections += 1
             stats.peak = max(stats.peak, stats.open)
+            stats.serials[id(conn)] = stats.connections
 
         def connection_lost(self, exc: Exception | None) -> None:
             stats.open -= 1
@@ -60,7 +64,7 @@ def _server_class(stats: Stats) -> type[asyncssh.SSHServer]:
 
 def _handler(kind: Kind, tree: Path, stats: Stats, delay: float) -> Any:
     async def handle(process: asyncssh.SSHServerProcess[bytes]) -> None:
-        conn = id(process.channel.get_connection())
+        conn = stats.serials[id(process.channel.get_connection())]
         stats.sessions += 1
         stats.per_connection[conn] = stats.per_connection.get(conn, 0) + 1
         data = await process.stdin.read()
