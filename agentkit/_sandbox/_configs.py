@@ -214,30 +214,50 @@ def parse_config(
             raise ToolError(f"{host_path}: cannot parse as {fmt}: {exc}") from None
         src = text.splitlines()
         rows = []
+        spans: dict[int, tuple[int, int]] = {}
         try:
             leaves = flatten(data)
         except ToolError as exc:
             raise ToolError(f"{host_path}: {exc}") from None
         for key, value in leaves:
             line = lines.get(key, 0)
+            first, last = value_span(key, value, line, lines)
+            if (first, last) != (line, line):
+                spans[len(rows)] = (first, last)
             rows.append((key_text(key), value, line,
-                         src[line - 1] if 0 < line <= len(src) else ""))
-    return _entries(ctx, host_path, fmt, rows)
+                         "\n".join(s.strip() for s in src[first - 1 : last])
+                         if 0 < first <= last <= len(src) else ""))
+    return _entries(ctx, host_path, fmt, rows, spans=spans)
+
+
+def value_span(key: KeyPath, value: Any, line: int, lines: dict[KeyPath, int]
+               ) -> tuple[int, int]:
+    """The lines that hold a value: its key's line, unless the value is a list written
+    below its key (``"architectures": [`` then one element a line), whose lines are the
+    elements' (from the key's line when the first element shares it). A citation of the
+    key's line alone would show the bracket, not the value."""
+    if not isinstance(value, list) or not value or not line:
+        return line, line
+    items = [lines.get((*key, i), 0) for i in (0, len(value) - 1)]
+    if not all(items) or items[1] < items[0] or items[0] < line:
+        return line, line
+    return (line if items[0] == line else items[0]), max(items[1], line)
 
 
 def _entries(ctx: ToolContext, source: str, fmt: str,
-             rows: list[tuple[str, Any, int, str]], extra: dict[str, Any] | None = None
-             ) -> ToolOutput:
+             rows: list[tuple[str, Any, int, str]], extra: dict[str, Any] | None = None,
+             spans: dict[int, tuple[int, int]] | None = None) -> ToolOutput:
     if len(rows) > _MAX_ENTRIES:
         raise ToolError(f"{source} has {len(rows)} entries (limit {_MAX_ENTRIES})")
     entries, evidence = [], []
     env_file = fmt == "dotenv" or is_env_file(source)
-    for key, value, line, raw in rows:
+    for n, (key, value, line, raw) in enumerate(rows):
         shown = redact_entry(key, value, env_file)
         if shown is not value and str(value) in raw:
             raw = raw.replace(str(value), str(shown))  # the evidence line hides it too
         value = shown
-        ev = config_evidence(ctx, source, line, key, raw)
+        first, last = (spans or {}).get(n, (line, line))
+        ev = config_evidence(ctx, source, first, key, raw, last)
         evidence.append(ev)
         entries.append({"key": key, "value": value, "line": line, "source": source,
                         "evidence_id": ev.id})
@@ -246,8 +266,10 @@ def _entries(ctx: ToolContext, source: str, fmt: str,
     return ToolOutput(data=data, evidence=evidence)
 
 
-def config_evidence(ctx: ToolContext, source: str, line: int, key: str, raw: str) -> Evidence:
-    where = f"{source}:{line}" if line else source
+def config_evidence(ctx: ToolContext, source: str, line: int, key: str, raw: str,
+                    last: int = 0) -> Evidence:
+    where = (f"{source}:{line}-{last}" if last > line else f"{source}:{line}") if line \
+        else source
     return ctx.evidence("config", f"{where} {key}", raw.strip(), f"{key}\0{raw}")
 
 
