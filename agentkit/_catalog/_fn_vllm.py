@@ -187,7 +187,7 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
         if info.kv_dtypes_line:
             ev.append(_cite_line(ctx, file, blines, info.kv_dtypes_line))
         if info.cc_line:
-            ev.append(_cite_line(ctx, file, blines, info.cc_line))
+            ev.append(_cite_line(ctx, file, blines, *info.cc_span))
         for g in info.guards:
             ev.append(_cite_line(ctx, file, blines, g.line, g.end))
         evidence[name] = ev

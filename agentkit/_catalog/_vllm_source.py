@@ -40,6 +40,7 @@ class BackendInfo:
     kv_dtypes_line: int = 0
     cc_source: str = ""
     cc_line: int = 0
+    cc_span: tuple[int, int] = (0, 0)
     cc_ok: bool | None = None
     sparse: bool = False
     guards: list[Guard] = field(default_factory=list)
@@ -192,6 +193,8 @@ def _class_body(info: BackendInfo, cls: ast.ClassDef, lines: list[str], major: i
                 info.cc_ok = None if ok is _UNKNOWN else bool(ok)
                 info.cc_line = ret.lineno
                 info.cc_source = lines[ret.lineno - 1].strip()
+                # cited from its `def` on: `return True` alone does not say what it answers
+                info.cc_span = (stmt.lineno, ret.end_lineno or ret.lineno)
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "is_sparse":
             ret = next((s for s in stmt.body if isinstance(s, ast.Return)), None)
             info.sparse = bool(ret and isinstance(ret.value, ast.Constant) and ret.value.value)
