@@ -15,8 +15,41 @@ import anyio
 
 from .._types import Evidence, EvidenceKind, Fact, Finding, TaskSpec
 from ._sandbox import Sandbox
+from ._tool import clip
 
 T = TypeVar("T")
+
+
+# A line that opens a value written on the lines below it: a key followed by nothing, an
+# opening bracket or a YAML block indicator (`args:`, `"Args": [`, `command: >-`)
+_OPENS = re.compile(r"""^(?:-\s+)?["']?[^\s"':=]+["']?\s*"""
+                    r"""(?::\s*(?:[\[{]|[|>][-+]?\d*)?|=\s*[\[{(])\s*$""")
+
+
+def node_end(lines: list[str], n: int) -> int:
+    """The last line of what starts at line ``n``: ``n`` itself when the line holds its whole
+    value; else the lines below it that are indented deeper (and, under a YAML ``key:``, the
+    ``- `` items at its own indentation), so that a citation shows the value, not the line
+    that only opens it. A closing bracket at the key's indentation is left out."""
+    if not 0 < n <= len(lines):
+        return n
+    head = lines[n - 1]
+    indent, text = len(head) - len(head.lstrip()), head.strip()
+    opens = bool(_OPENS.match(text))
+    if not opens and not text.startswith("- "):
+        return n
+    last = n
+    for m in range(n + 1, len(lines) + 1):
+        line = lines[m - 1]
+        if not line.strip():
+            continue
+        deeper = len(line) - len(line.lstrip())
+        if deeper > indent or (opens and text.endswith(":") and deeper == indent
+                               and line.lstrip().startswith("- ")):
+            last = m
+            continue
+        break
+    return last
 
 
 class StepFailed(Exception):
@@ -81,15 +114,28 @@ class RecipeContext:
                 if re.match(r"^\d+:( |$)", ln)]
 
     def cite_output_line(self, out: dict[str, Any], n: int) -> str:
-        """Line ``n`` of a command's output (a ``run_command`` result) as its own evidence."""
+        """Line ``n`` of a command's output (a ``run_command`` result) as its own evidence;
+        a line that opens a value written below it (``"Args": [``) with that value's lines."""
         lines = out["stdout"].splitlines()
-        line = lines[n - 1] if 0 < n <= len(lines) else ""
+        last = node_end(lines, n)
+        text = "\n".join(lines[n - 1 : last]) if 0 < n <= len(lines) else ""
+        where = f"line {n}" if last == n else f"line {n}-{last}"
         return self.cite("command", f"$ {' '.join(out['argv'])} [exit {out['exit_code']}] "
-                         f"line {n}", line.strip(), line)
+                         f"{where}", "\n".join(ln.strip() for ln in text.split("\n")), text)
+
+    def cite_file_node(self, path: str, lines: list[str], n: int) -> str:
+        """Line ``n`` of a file as evidence, with the lines of the value it opens (a YAML
+        key whose list is below it, a list item whose mapping goes on below it)."""
+        last = node_end(lines, n)
+        text = "\n".join(lines[n - 1 : last]) if 0 < n <= len(lines) else ""
+        where = f"{path}:{n}" if last <= n else f"{path}:{n}-{last}"
+        return self.cite("file", where, "\n".join(ln.strip() for ln in text.split("\n")),
+                         text)
 
     def cite(self, kind: EvidenceKind, locator: str, excerpt: str, content: str) -> str:
         """Register evidence derived from what a tool returned (e.g. one line of a file)."""
-        ev = Evidence.of(kind, locator, excerpt[:400], content)
+        # clipped as a tool's own excerpts are, with "…": a silent cut reads as the whole line
+        ev = Evidence.of(kind, locator, clip(excerpt), content)
         self.box.add_evidence(ev)
         return ev.id
 

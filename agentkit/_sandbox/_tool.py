@@ -53,10 +53,10 @@ class ToolContext:
     host: Host
 
     def evidence(self, kind: EvidenceKind, locator: str, excerpt: str, content: str) -> Evidence:
-        return Evidence.of(kind, redact(locator), redact(_clip(excerpt)), content)
+        return Evidence.of(kind, redact(locator), redact(clip(excerpt)), content)
 
 
-def _clip(text: str, limit: int = 400) -> str:
+def clip(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -131,8 +131,7 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
 
     def cite(key: str) -> tuple[int, str]:
         n = int(keys.get(key) or body.get("__line__") or 0)
-        text = lines[n - 1] if 0 < n <= len(lines) else ""
-        return n, ctx.cite("file", f"{path}:{n}", text.strip(), text)
+        return n, ctx.cite_file_node(path, lines, n)
 
     dotenv = await _dotenv(ctx, posixpath.dirname(path))
     env, notes = await _environment(ctx, path, lines, body, dotenv)
@@ -243,8 +242,7 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
     raw = body.get("environment")
     for key, value in _env_map(raw).items():
         n = _env_line(raw, key, lines)
-        text = lines[n - 1] if 0 < n <= len(lines) else ""
-        ev = ctx.cite("file", f"{path}:{n}", text.strip(), text)
+        ev = ctx.cite_file_node(path, lines, n)
         if value is None:
             notes.append(f"{key} takes its value from the shell that ran compose: unknown")
             env.pop(key, None)

@@ -86,8 +86,7 @@ async def _from_files(ctx: RecipeContext, model: HostModel
             continue
 
         def cite(n: int, path: str = path, lines: list[str] = lines) -> str:
-            text = lines[n - 1] if 0 < n <= len(lines) else ""
-            return ctx.cite("file", f"{path}:{n}", text.strip(), text)
+            return ctx.cite_file_node(path, lines, n)
 
         out += [(o, Source(path, cite)) for o in load_documents("\n".join(lines))]
     return out
