@@ -93,7 +93,8 @@ def list_dir(
         raise ToolError(str(exc)) from None
     host_path = normalize(path)
     listing = "\n".join(f"{kind}\t{name}" for name, kind in entries)
-    ev = ctx.evidence("listing", f"{host_path}/", listing, listing)
+    # an empty excerpt would show nothing: the emptiness is the fact, so it says so
+    ev = ctx.evidence("listing", f"{host_path}/", listing or "(empty directory)", listing)
     return ToolOutput(
         data={"path": host_path, "entries": [{"name": n, "type": k} for n, k in entries],
               "evidence_id": ev.id},
@@ -173,7 +174,8 @@ def glob(
     """Find host paths matching a glob pattern (``**`` matches any depth)."""
     paths, capped = glob_paths(ctx, pattern, max_results)
     listing = "\n".join(paths)
-    ev = ctx.evidence("listing", f"glob {normalize(pattern)}", listing, listing)
+    ev = ctx.evidence("listing", f"glob {normalize(pattern)}", listing or "(no path matches)",
+                      listing)
     return ToolOutput(
         data={"pattern": pattern, "paths": paths, "capped": capped, "evidence_id": ev.id},
         evidence=[ev],
