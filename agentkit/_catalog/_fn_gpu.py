@@ -78,6 +78,7 @@ async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
     nvml = await ctx.tool("gpu_info")
     matrix: list[list[str]] = []
     ev: list[str] = []
+    out: dict[str, Any] | None = None
     if nvml and nvml.get("available") and nvml.get("topology"):
         matrix = nvml["topology"]["matrix"]
         ev = [nvml["topology"]["evidence_id"]]
@@ -86,10 +87,11 @@ async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
         if not out or out["exit_code"] != 0:
             raise StepFailed("no topology: neither NVML nor `nvidia-smi topo -m` answered")
         matrix = parse_topo_matrix(out["stdout"])
-        ev = [out["evidence_id"]]
     links = Counter(c for i, row in enumerate(matrix) for j, c in enumerate(row) if i != j)
     if not links:
         raise StepFailed("the topology matrix is empty")
+    if out is not None:  # from `nvidia-smi topo -m`: rows showing the links, not its header
+        ev = _rows_showing(ctx, out, matrix, sorted(links))
     nv = [k.startswith("NV") for k in links]
     # all pairs NV#: NVLink; some: a mix (NVLink between some GPUs, PCIe/SMP between others)
     ctx.fact("interconnect", "nvlink" if all(nv) else "mixed" if any(nv) else "pcie", ev)
@@ -100,15 +102,36 @@ async def gpu_links(ctx: RecipeContext) -> dict[str, Any]:
     return {"matrix": matrix}
 
 
+def _rows_showing(ctx: RecipeContext, out: dict[str, Any], matrix: list[list[str]],
+                  links: list[str]) -> list[str]:
+    """For each kind of link, the first GPU row of `nvidia-smi topo -m` that shows it (the
+    output's header row names the columns but shows no link)."""
+    numbers = [n for n, _ in _gpu_rows(out["stdout"])]
+    cited: list[int] = []
+    for link in links:
+        n = next((numbers[i] for i, row in enumerate(matrix) if i < len(numbers)
+                  and any(c == link for j, c in enumerate(row) if j != i)), 0)
+        if n and n not in cited:
+            cited.append(n)
+    return [ctx.cite_output_line(out, n) for n in sorted(cited)] or [out["evidence_id"]]
+
+
 def parse_topo_matrix(text: str) -> list[list[str]]:
+    return [cells for _, cells in _gpu_rows(text)]
+
+
+def _gpu_rows(text: str) -> list[tuple[int, list[str]]]:
+    """(line number, links to GPU0…GPUn) for each GPU row of `nvidia-smi topo -m`. The
+    header row starts with its empty corner cell (whitespace), so its first word, GPU0, is a
+    column's name and not a row's: counted as a row, it made a ninth GPU of eight."""
     lines = text.splitlines()
     header = next((ln for ln in lines if re.match(r"^\s+GPU0\b", ln)), None)
     if header is None:
         return []
     gpus = [h for h in header.split() if re.fullmatch(r"GPU\d+", h)]
-    matrix = []
-    for ln in lines:
+    rows = []
+    for n, ln in enumerate(lines, 1):
         parts = ln.split()
-        if parts and re.fullmatch(r"GPU\d+", parts[0]):
-            matrix.append(parts[1 : 1 + len(gpus)])
-    return matrix
+        if parts and not ln[:1].isspace() and re.fullmatch(r"GPU\d+", parts[0]):
+            rows.append((n, parts[1 : 1 + len(gpus)]))
+    return rows
