@@ -200,6 +200,7 @@ def parse_config(
     if truncated:
         raise ToolError(f"{host_path} is larger than {ctx.host.read_limit} bytes; too large to "
                         "parse whole")
+    spans: dict[int, tuple[int, int]] = {}  # rows cited at lines other than their key's
     if fmt == "dotenv":
         try:
             env = parse_dotenv(text, host_path)
@@ -214,7 +215,6 @@ def parse_config(
             raise ToolError(f"{host_path}: cannot parse as {fmt}: {exc}") from None
         src = text.splitlines()
         rows = []
-        spans: dict[int, tuple[int, int]] = {}
         try:
             leaves = flatten(data)
         except ToolError as exc:
