@@ -35,6 +35,8 @@ _NAMES = ("compose.y*ml", "docker-compose.y*ml")
 _OVERRIDES = ("compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml",
               "docker-compose.override.yml")
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
+# an override file: its path, its lines, its services
+_Over = tuple[str, list[str], dict[str, Any]]
 
 
 async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
@@ -63,7 +65,7 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
         override = await _override(ctx, path)
         for svc, body in sorted((k, v) for k, v in services.items()
                                 if not k.startswith("__") and isinstance(v, dict)):
-            merged = _merge(body, (override or {}).get(svc))
+            merged = _merge(body, override, svc)
             name = str(merged.get("container_name") or f"{project}-{svc}-1")
             running = shown.get((project, svc)) or names.get(name)
             if running is not None:  # the container itself was inspected: the authority
@@ -81,7 +83,7 @@ async def discover(ctx: RecipeContext, model: HostModel) -> list[Server]:
     return out
 
 
-async def _override(ctx: RecipeContext, path: str) -> dict[str, Any] | None:
+async def _override(ctx: RecipeContext, path: str) -> _Over | None:
     base = posixpath.dirname(path)
     got = await ctx.tools([("glob", {"pattern": f"{base}/{o}"}) for o in _OVERRIDES])
     found = [p for g in got for p in (g or {}).get("paths", [])]
@@ -91,16 +93,24 @@ async def _override(ctx: RecipeContext, path: str) -> dict[str, Any] | None:
     docs = load_yaml("\n".join(lines or []))
     spec = docs[0] if docs and isinstance(docs[0], dict) else {}
     services = spec.get("services") or {}
-    return services if isinstance(services, dict) else None
+    return (found[0], lines or [], services) if isinstance(services, dict) else None
 
 
-def _merge(body: dict[str, Any], over: Any) -> dict[str, Any]:
-    if not isinstance(over, dict):
+def _over(body: dict[str, Any]) -> _Over:
+    got: _Over = body.get("__over__") or ("", [], {})
+    return got
+
+
+def _merge(body: dict[str, Any], override: _Over | None, svc: str) -> dict[str, Any]:
+    over = override[2].get(svc) if override else None
+    if override is None or not isinstance(over, dict):
         return body
     merged = {**body, **{k: v for k, v in over.items() if not k.startswith("__")}}
     if "environment" in body and "environment" in over:
         merged["environment"] = {**_env_map(body["environment"]),
                                  **_env_map(over["environment"])}
+    # what the override set is cited in the override, at its own lines
+    merged["__over__"] = (override[0], override[1], over)
     return merged
 
 
@@ -128,10 +138,14 @@ def _words(value: Any) -> list[str]:
 async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str, svc: str,
                   name: str, body: dict[str, Any]) -> Server | None:
     keys = body.get("__keys__", {})
+    over_path, over_lines, over = _over(body)
 
-    def cite(key: str) -> tuple[int, str]:
+    def cite(key: str) -> tuple[str, int, str]:
+        if key in over.get("__keys__", {}):
+            n = int(over["__keys__"][key])
+            return over_path, n, ctx.cite_file_node(over_path, over_lines, n)
         n = int(keys.get(key) or body.get("__line__") or 0)
-        return n, ctx.cite_file_node(path, lines, n)
+        return path, n, ctx.cite_file_node(path, lines, n)
 
     dotenv = await _dotenv(ctx, posixpath.dirname(path))
     env, notes = await _environment(ctx, path, lines, body, dotenv)
@@ -143,9 +157,10 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
         if why:
             notes.append(why)
     server_problems = [n for n in notes if n.startswith("NCCL_")]
-    line, ev = cite("command" if "command" in keys else "entrypoint")
+    at, line, ev = cite("command" if "command" in {**keys, **over.get("__keys__", {})}
+                        else "entrypoint")
     server = Server(name=name, path=path, files=[path], argv=[*entry, *command],
-                    argv_source=path, argv_line=line, argv_evidence=[ev], env=env,
+                    argv_source=at, argv_line=line, argv_evidence=[ev], env=env,
                     runtime="compose", notes=notes, problems=server_problems)
     server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
                         "was inspected, so whether it runs is not shown")
@@ -153,7 +168,7 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
     server.state = State(detail="declared in a compose file; whether it runs is not shown",
                          enabled=restart in ("always", "unless-stopped"),
                          enabled_detail=f"restart: {restart}",
-                         enabled_evidence=[cite("restart")[1]] if "restart" in keys else [])
+                         enabled_evidence=[cite("restart")[2]] if "restart" in keys else [])
     profiles = [str(p) for p in body.get("profiles") or []]
     if profiles:  # `compose up` without --profile does not start it
         server.state.enabled = False
@@ -240,18 +255,23 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
         if outside and outside[-1].startswith("nothing:"):
             notes.append(f"env_file {full}: {outside[-1]}")
     raw = body.get("environment")
+    over_path, over_lines, over = _over(body)
+    over_env = over.get("environment")
     for key, value in _env_map(raw).items():
-        n = _env_line(raw, key, lines)
-        ev = ctx.cite_file_node(path, lines, n)
+        at, at_lines, at_raw = path, lines, raw
+        if over_env is not None and key in _env_map(over_env):  # set by the override file
+            at, at_lines, at_raw = over_path, over_lines, over_env
+        n = _env_line(at_raw, key, at_lines)
+        ev = ctx.cite_file_node(at, at_lines, n)
         if value is None:
             notes.append(f"{key} takes its value from the shell that ran compose: unknown")
             env.pop(key, None)
             continue
         unknown: list[str] = []
         env[key] = Setting(name=key, value=_interpolate(str(value), dotenv, unknown),
-                           source=path, line=n, evidence=[ev], origin="compose environment")
+                           source=at, line=n, evidence=[ev], origin="compose environment")
         if unknown:
-            notes.append(f"{key} ({path}:{n}) depends on {', '.join(unknown)}, which the "
+            notes.append(f"{key} ({at}:{n}) depends on {', '.join(unknown)}, which the "
                          "project's .env does not set: taken as unset in the shell that ran "
                          "compose, which is not established")
     return env, notes
