@@ -35,7 +35,7 @@ def node_end(lines: list[str], n: int) -> int:
         return n
     head = lines[n - 1]
     indent, text = len(head) - len(head.lstrip()), head.strip()
-    opens = bool(_OPENS.match(text))
+    opens = bool(_OPENS.match(text)) or text in ("{", "[")  # a JSON list's object too
     if not opens and not text.startswith("- "):
         return n
     last = n

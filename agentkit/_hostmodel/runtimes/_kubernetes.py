@@ -300,7 +300,8 @@ def _state(server: Server, obj: dict[str, Any], c: dict[str, Any], replicas: int
         st.detail = (f"pod phase {status.get('phase')}, container "
                      f"{next(iter(state), 'unknown')}" + (f" ({waiting})" if waiting else "")
                      + (f", {st.restarts} restarts" if st.restarts else ""))
-        line = int(cs.get("__line__") or 0)
+        # the status's `state` (running, waiting: CrashLoopBackOff), not the `{` opening it
+        line = int((cs.get("__keys__") or {}).get("state") or cs.get("__line__") or 0)
         st.evidence = [src.cite(line)]
         st.enabled = True
         st.enabled_detail = "a pod the cluster runs"
