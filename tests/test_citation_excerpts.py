@@ -8,11 +8,15 @@ The expectations below are written from the formats themselves (JSON, YAML, Pyth
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from agentkit import Host, Sandbox
+from agentkit._sandbox._context import node_end
 from agentkit.cli import main
 
 from .citations import audit, config_problem, shows_nothing
@@ -76,3 +80,62 @@ def test_every_citation_of_the_reference_answer_shows_its_fact(
     problems = audit(answer["citations"], EXAMPLES / host)
     assert not problems, f"{len(problems)} of {len(answer['citations'])} citations:\n  " + \
         "\n  ".join(problems)
+
+
+def test_a_value_below_its_key_is_cited_with_its_lines() -> None:
+    yaml_lines = ["spec:", "  args:", "  - --model", "  - /models/m", "  - --tp", "  - \"4\"",
+                  "  env:", "  - name: NCCL_PROTO", "    value: LL", "  - name: X",
+                  "    value: y"]
+    assert node_end(yaml_lines, 2) == 6  # `args:` and its items at the key's indentation
+    assert node_end(yaml_lines, 8) == 9  # an env item: its name and its value
+    assert node_end(yaml_lines, 3) == 3  # a scalar item holds its whole value
+    inspect = ['    "Args": [', '        "--tp",', '        "8"', '    ],',
+               '    "RestartPolicy": {', '        "Name": "always"', '    },',
+               '    "Status": "running",', "UnsetEnvironment="]
+    assert node_end(inspect, 1) == 3  # the elements, not the closing bracket
+    assert node_end(inspect, 5) == 6
+    assert node_end(inspect, 8) == 8
+    assert node_end(inspect, 9) == 9  # `KEY=` is an empty value, not an opener
+
+
+def test_topology_from_nvidia_smi_cites_gpu_rows(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Without NVML's matrix the links come from `nvidia-smi topo -m`, whose header row
+    (an empty corner cell, then GPU0…GPU7) names columns: the blackwell capture has 8 GPU
+    rows, NODE within a socket and SYS across."""
+    root = tmp_path / "bw"
+    shutil.copytree(EXAMPLES / "blackwell-kimi", root)
+    nvml = json.loads((root / ".agentkit/nvml.json").read_text())
+    del nvml["topology"]
+    (root / ".agentkit/nvml.json").write_text(json.dumps(nvml))
+    code = main(["ask", "Is NCCL tuned for this topology?", "--root", str(root), "--json",
+                 "-q"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    answer = json.loads(out.out)
+    text = "\n".join(c["text"] for c in answer["bottom_line"])
+    assert "The 8 GPUs are connected by PCIe only (NODE/SYS between GPUs" in text
+    topo = [c for c in answer["citations"] if "nvidia-smi topo -m" in c["locator"]]
+    assert topo and all(c["excerpt"].startswith("GPU") and "SYS" in c["excerpt"]
+                        for c in topo)
+    assert not audit(answer["citations"], root)
+
+
+@pytest.mark.parametrize(("name", "text", "lines"), [
+    ("c.json", '{\n  "architectures": [\n    "DeepseekV3ForCausalLM"\n  ],\n'
+               '  "ids": ["a",\n    "b"],\n  "one": ["x"],\n  "n": 3\n}\n',
+     {"architectures": "3", "ids": "5-6", "one": "7", "n": "8"}),
+    ("c.yaml", "architectures:\n  - DeepseekV3ForCausalLM\nids: [a,\n  b]\none: [x]\nn: 3\n",
+     {"architectures": "2", "ids": "3-4", "one": "5", "n": "6"}),
+])
+def test_parse_config_cites_list_values_where_they_are(tmp_path: Path, name: str, text: str,
+                                                       lines: dict[str, str]) -> None:
+    """A list below its key is cited at its elements' lines (the key named by the locator);
+    one that starts on its key's line and goes on below, from the key's line on."""
+    (tmp_path / name).write_text(text)
+    box = Sandbox(Host.at(tmp_path), task_id="t")
+    got = anyio.run(box.call, "parse_config", {"path": f"/{name}"})
+    cites = [{"id": e.id, "kind": e.kind, "locator": e.locator, "excerpt": e.excerpt}
+             for e in got.evidence]
+    assert {c["locator"] for c in cites} == {f"/{name}:{n} {k}" for k, n in lines.items()}
+    assert not audit(cites, tmp_path)

@@ -17,6 +17,8 @@ from agentkit._catalog._synth import TemplateSynthesizer
 from agentkit._sandbox._host import Host
 from agentkit._types import Answer, Plan, TaskResult
 
+from ..citations import audit
+
 HERE = Path(__file__).resolve().parent
 VARIANTS = HERE / "variants"
 EXAMPLES = HERE.parent.parent / "examples"
@@ -281,6 +283,9 @@ def check(sc: Scenario, tmp: Path) -> list[str]:
         if not any(part in c.text.lower() and "not answered" in c.text.lower()
                    for c in out.answer.bottom_line):
             problems.append(f"bottom line does not name {part!r} as unanswered")
+    # every citation resolves and its excerpt shows the fact it stands for (issue 25, item 7)
+    problems += [f"citation {p}" for p in audit([c.model_dump() for c in out.answer.citations],
+                                                root)]
     if expect.get("current") == "ambiguous":
         for unit in expect.get("ambiguous") or []:
             if unit.lower() not in bottom:
