@@ -41,9 +41,6 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
     and service_log when they ran. Sets: custom_allreduce {verdict, holds, why}."""
     ctx.need("serve_args", "serve_flags")
     server: Server = ctx.vars["server"]
-    tp = server.tp
-    holds: list[str] = []
-    why: list[str] = []
     ev = list(ctx.facts["serve_args"].evidence)
     name = ENGINE_NAMES.get(server.engine or "", "vLLM")
     if server.engine not in (None, "vllm", "sglang"):
@@ -51,9 +48,27 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
         ctx.fact("custom_allreduce", {"verdict": "undetermined", "holds": ["undetermined"],
                                       "why": [f"{name} chooses its allreduce strategy by its own "
                                               "rules, which agentkit does not read"],
-                                      "used": None, "tp": tp, "unit": server.name,
+                                      "used": None, "tp": server.tp, "unit": server.name,
                                       "engine": server.engine, "engine_name": name}, ev)
         return {"verdict": "undetermined"}
+    holds, why, nvlink = _what_turns_it_off(ctx, server, name, ev)
+    if not holds:
+        _when_nothing_turns_it_off(ctx, server.tp, name, nvlink, holds, why, ev)
+    verdict = holds[0]
+    used = {"possible": True, "undetermined": None}.get(verdict, False)
+    ctx.fact("custom_allreduce", {"verdict": verdict, "holds": holds, "why": why,
+                                  "used": used, "tp": server.tp, "unit": server.name,
+                                  "engine": server.engine, "engine_name": name}, ev)
+    return {"verdict": verdict}
+
+
+def _what_turns_it_off(ctx: RecipeContext, server: Server, name: str,
+                       ev: list[str]) -> tuple[list[str], list[str], bool | None]:
+    """Every condition that keeps custom allreduce off, each with its reason (evidence is
+    added to ``ev``), and whether the TP GPUs have full NVLink (None: topology unread)."""
+    tp = server.tp
+    holds: list[str] = []
+    why: list[str] = []
     if server.flags.get("disable_custom_all_reduce"):
         holds.append("off-by-flag")
         why.append("the serving command passes --disable-custom-all-reduce")
@@ -80,25 +95,24 @@ async def custom_allreduce(ctx: RecipeContext) -> dict[str, Any]:
                    f"them), which {name} refuses (\"not supported on more than two PCIe-only "
                    "GPUs\")")
         ev += ctx.facts["link_types"].evidence if "link_types" in ctx.facts else []
-    if not holds:
-        if nvlink is None and tp > 2:
-            holds.append("undetermined")
-            why.append(f"the GPU topology could not be read, and {name}'s rule for more "
-                       "than two GPUs depends on it")
-        else:
-            holds.append("possible")
-            link = ("full NVLink between the TP GPUs" if nvlink else
-                    f"two GPUs, which {name} allows over PCIe when peer-to-peer works")
-            why.append(f"TP {tp} with {link}, and no flag turns it off")
-            if "link_types" in ctx.facts:
-                ev += ctx.facts["link_types"].evidence
-            if ctx.facts.get("log_covers_start") and ctx.facts["log_covers_start"].value:
-                why.append("the server's log, which covers its start, has no \"disabled\" "
-                           "warning")
-                ev += ctx.facts["log_covers_start"].evidence
-    verdict = holds[0]
-    used = {"possible": True, "undetermined": None}.get(verdict, False)
-    ctx.fact("custom_allreduce", {"verdict": verdict, "holds": holds, "why": why,
-                                  "used": used, "tp": tp, "unit": server.name,
-                                  "engine": server.engine, "engine_name": name}, ev)
-    return {"verdict": verdict}
+    return holds, why, nvlink
+
+
+def _when_nothing_turns_it_off(ctx: RecipeContext, tp: int, name: str, nvlink: bool | None,
+                               holds: list[str], why: list[str], ev: list[str]) -> None:
+    """Nothing keeps it off: possible, unless more than two GPUs' topology is unread."""
+    if nvlink is None and tp > 2:
+        holds.append("undetermined")
+        why.append(f"the GPU topology could not be read, and {name}'s rule for more "
+                   "than two GPUs depends on it")
+        return
+    holds.append("possible")
+    link = ("full NVLink between the TP GPUs" if nvlink else
+            f"two GPUs, which {name} allows over PCIe when peer-to-peer works")
+    why.append(f"TP {tp} with {link}, and no flag turns it off")
+    if "link_types" in ctx.facts:
+        ev += ctx.facts["link_types"].evidence
+    if ctx.facts.get("log_covers_start") and ctx.facts["log_covers_start"].value:
+        why.append("the server's log, which covers its start, has no \"disabled\" "
+                   "warning")
+        ev += ctx.facts["log_covers_start"].evidence

@@ -149,19 +149,41 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
     major, minor = (int(x) for x in str(cc.value).split(".")[:2])
     use_mla = model.get("kv_lora_rank") is not None
     use_sparse = model.get("index_topk") is not None
+    cuda_path, names, ret_line, prio_ev = await _priority_list(ctx, site, use_mla, major, minor)
+    backends, evidence = await _backends(ctx, site, names, major, minor)
+    rows = [_judge(b, target, use_sparse) for b in backends]
+    for row in rows:
+        row["evidence"] = evidence[row["name"]]
+    ctx.fact("kv_target_dtype", target, rec.evidence if rec else [])
+    ctx.fact("backend_priority", {"names": names, "use_mla": use_mla, "use_sparse": use_sparse,
+                                  "file": cuda_path, "line": ret_line}, [prio_ev])
+    _backend_facts(ctx, target, rows, evidence, prio_ev, rec)
+    return {"backends": rows}
+
+
+async def _priority_list(ctx: RecipeContext, site: str, use_mla: bool, major: int,
+                         minor: int) -> tuple[str, list[str], int, str]:
+    """The installed vLLM's backend priority list for this GPU and model, with its file,
+    the line of its ``return`` and the citation of the whole list."""
     cuda_path = await _find_source(ctx, site, r"def _get_backend_priorities\b",
                                    [f"{site}/vllm/platforms/cuda.py"])
     if cuda_path is None:
         raise StepFailed(f"no _get_backend_priorities in the installed vLLM under {site}/vllm "
                          "(this version chooses backends another way): undetermined")
     src, lines = await _source(ctx, cuda_path)
-    names, ret_line, fn_line = backend_priorities(src, use_mla, major, minor)
+    names, ret_line, _fn_line = backend_priorities(src, use_mla, major, minor)
     if names is None:
         raise StepFailed(f"cannot read the backend priority list in {cuda_path} (no "
                          "_get_backend_priorities with a plain if/return shape): undetermined")
     end = next((i for i in range(ret_line, len(lines)) if lines[i - 1].strip().startswith("]")),
                ret_line)
-    prio_ev = _cite_line(ctx, cuda_path, lines, ret_line, end)
+    return cuda_path, names, ret_line, _cite_line(ctx, cuda_path, lines, ret_line, end)
+
+
+async def _backends(ctx: RecipeContext, site: str, names: list[str], major: int,
+                    minor: int) -> tuple[list[BackendInfo], dict[str, list[str]]]:
+    """Each listed backend as its source defines it, and the lines that show it: its
+    registry entry, its KV dtypes, its compute-capability test and its FP8 guards."""
     reg_path = await _find_source(
         ctx, site, r"^class \w*Backend\w*\(.*Enum",
         [f"{site}/vllm/attention/backends/registry.py",
@@ -192,18 +214,18 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
             ev.append(_cite_line(ctx, file, blines, g.line, g.end))
         evidence[name] = ev
         backends.append(info)
-    rows = [_judge(b, target, use_sparse) for b in backends]
-    for row in rows:
-        row["evidence"] = evidence[row["name"]]
+    return backends, evidence
+
+
+def _backend_facts(ctx: RecipeContext, target: str, rows: list[dict[str, Any]],
+                   evidence: dict[str, list[str]], prio_ev: str, rec: Any) -> None:
+    """The facts the judged backends establish: which are eligible, the default, which one
+    takes ``target`` and why the others refuse it, then the FP8 names and the verdict."""
     cc_ok = [r for r in rows if r["cc_ok"] and r["sparse_ok"]]
     auto = next((r for r in cc_ok if r["accepts_auto"]), None)
     chosen = next((r for r in cc_ok if r["accepts_target"] and not r["guards"]), None)
     guarded = [r for r in cc_ok if r["accepts_target"] and r["guards"]]
-    all_ev = [prio_ev, *[e for r in rows for e in r["evidence"]]]
-    ctx.fact("kv_target_dtype", target, rec.evidence if rec else [])
-    ctx.fact("backend_priority", {"names": names, "use_mla": use_mla, "use_sparse": use_sparse,
-                                  "file": cuda_path, "line": ret_line}, [prio_ev])
-    ctx.fact("backends", rows, all_ev)
+    ctx.fact("backends", rows, [prio_ev, *[e for r in rows for e in r["evidence"]]])
     ctx.fact("eligible_backends", [r["name"] for r in cc_ok],
              [prio_ev, *[e for r in cc_ok for e in evidence[r["name"]]]])
     ctx.fact("backend_default", auto["name"] if auto else None,
@@ -215,11 +237,9 @@ async def kv_cache_support(ctx: RecipeContext, dtype: str = "") -> dict[str, Any
                                    if r is not chosen], fp8_ev)
     ctx.fact("kv_dtype_guarded", [{"name": r["name"], "guards": r["guards"]} for r in guarded],
              [e for r in guarded for e in evidence[r["name"]]])
-    _ = fn_line
     _fp8_names(ctx, target, cc_ok, fp8_ev, rec.value if rec else None,
                rec.evidence if rec else [])
     _kv_verdict(ctx, target, chosen is not None, fp8_ev)
-    return {"backends": rows}
 
 
 def _fp8_names(ctx: RecipeContext, target: str, eligible: list[dict[str, Any]],
