@@ -64,7 +64,8 @@ def command_notices(program: str, *, spawned: bool, kernel: bool, live: bool) ->
         out.append(notice("allowlist-only", "this command ran without the kernel layer "
                           "(bubblewrap could not run): no read-only mounts, no credential "
                           "masks, no namespaces; a grandchild that calls setsid() is not "
-                          "reaped. Only the argument allowlist and the redacted copies held"))
+                          "reaped; the operands were checked, then opened by the program. "
+                          "Only the argument allowlist and the redacted copies held"))
     elif spawned:
         out.append(notice("kernel-layer", "no seccomp filter or Landlock ruleset; the "
                           "operands were checked, then opened by the program"))
