@@ -114,9 +114,16 @@ async def run_command(
                         "killed. Narrow the command (fewer files, -n N) and retry")
     # decoded (in _run), redacted, filtered, and only then cut to the limit
     shown = _grepped(checked.grep, _redacted_output(argv, out))
+    return _ran(ctx, argv, checked, kernel, shown, redact(err), code, truncated)
+
+
+def _ran(ctx: ToolContext, argv: list[str], checked: Checked, kernel: bool, shown: str,
+         err: str, code: int, truncated: bool) -> ToolOutput:
+    """A command's result, cut to the limit, saying how it ran and which files it read
+    through a strictly redacted copy (other hard links)."""
     limit = ctx.host.output_limit
-    result = _result(ctx, argv, shown[:limit], redact(err), code,
-                     truncated or len(shown) > limit, captured=None)
+    result = _result(ctx, argv, shown[:limit], err, code, truncated or len(shown) > limit,
+                     captured=None)
     result.withheld[:0] = command_notices(argv[0], spawned=True, kernel=kernel,
                                           live=ctx.host.is_live)
     result.withheld += [linked_notice(p, n) for p, n in checked.linked]

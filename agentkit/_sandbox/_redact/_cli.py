@@ -114,8 +114,9 @@ def _password_flags(m: re.Match[str]) -> str:
         return m.group(0)  # `docker run -p 8000:8000`: a port, not docker login's password
     tail = ""
     if prog == "sshpass":
-        cut = _SSHPASS_OPTS.match(rest)
-        rest, tail = rest[:cut.end()], rest[cut.end():] if cut else (rest, "")
+        cut = _SSHPASS_OPTS.match(rest)  # always matches (maybe empty)
+        end = cut.end() if cut else len(rest)
+        rest, tail = rest[:end], rest[end:]
     sep = {"attached": "(?:=)?", "separate": r"[ \t]+", "both": r"(?:[ \t]+|=)?"}[form]
     flag = re.compile(rf"(?<![\w\-])(-{letter}{sep})([\"']?)(?!-|\[REDACTED)([^\s\"']+)")
     return m.group(0)[:m.start("rest") - m.start()] + flag.sub(
