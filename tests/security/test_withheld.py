@@ -9,7 +9,8 @@ Expected facts, written from the tools' documentation before running:
   redis-cli ``-a PASS``, ``docker login -p PASS`` (pflag: ``-pPASS``, ``-p=PASS``) take a
   password whatever it looks like; ``docker run -p 127.0.0.1:8000:8000``, ``ssh -p 2222``,
   ``redis-cli -p 6379`` and ``mkdir -p`` do not.
-* A number under a name that says password or PIN is a numeric password.
+* A number under a name that says password, passphrase, PIN or secret is a numeric password;
+  under ``token`` it is a count (SGLang's decode lines print ``#token: N``).
 * A file with other hard links is read (it may be a credential file named elsewhere) with
   its credential-looking words withheld; the result says so and names the file.
 * bubblewrap absent (``allowlist``): every command's result says the kernel layer was
@@ -110,7 +111,8 @@ def test_numeric_passwords_under_secret_names_are_withheld(tmp_path: Path, mode:
     secret = ["DB_PASSWORD=4711093", "admin_pin: 8642", '"password": 135792,',
               "requirepass 97531"]
     benign = ["max_tokens=4096", "port: 5432", "hash_salt: 42", "sort_key=2",
-              '"pad_token_id": 0,', "token_budget: 1.5"]
+              '"pad_token_id": 0,', "token_budget: 1.5",
+              "Decode batch. #running-req: 212, #token: 1017318, token usage: 0.97"]
     (tmp_path / "etc" / "app.conf").write_text("\n".join(secret + benign) + "\n")
     for shown in _seen(Host.at(tmp_path), "/etc/app.conf", mode):
         for value in ("4711093", "8642", "135792", "97531"):

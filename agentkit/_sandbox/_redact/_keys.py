@@ -119,18 +119,22 @@ def assignment(m: re.Match[str]) -> str:
             + "\\\n" * val.count(JOIN))
 
 
+_NUMERIC_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin|secret)s?$")
+
+
 def numeric_secret(name: str, value: str) -> bool:
     """A number under a name that says secret by itself (``PASSWORD=123456``, ``admin_pin:
-    0000``) is a numeric password or PIN, not a setting: withheld. Under a mere ``*_key``
-    name or a salt's, or with a decimal point, it stays a number.
+    0000``) is a numeric password or PIN, not a setting: withheld. Under any other name
+    (a token's count, a salt, a ``*_key``), or with a decimal point, it stays a number.
 
     >>> numeric_secret("DB_PASSWORD", "123456"), numeric_secret("sort_key", "2")
     (True, False)
     """
     digits = value.rstrip(",;)")
-    # a salt is not a secret by itself (round 3's benign `hash_salt: 42`)
+    # only names of a password or PIN: a number under `token` is a count (SGLang logs
+    # `#token: 1017318`), a salt's is not a secret by itself (round 3's `hash_salt: 42`)
     return digits.isdigit() and digits.isascii() and _strong(name) and \
-        not name.lower().endswith("salt")
+        _NUMERIC_NAME.search(name) is not None
 
 
 @lru_cache(maxsize=4096)
