@@ -23,6 +23,7 @@ from ._sandbox._host import Host
 from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._sandbox._tool import Tool
+from ._sandbox._withheld import run_notes
 from ._stream import RunStream
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
@@ -212,6 +213,8 @@ class Orchestrator:
             answer = await synthesize_in_time(self.synthesizer, question, plan, results,
                                               deadline)
             answer.usage = sum((r.usage for r in results), plan.usage).add(answer.usage)
+            # the sandbox's limits in force for this run, from what its tools returned
+            answer.notes.extend(n for n in run_notes(self.shared) if n not in answer.notes)
             answer.usage.wall_s = round(time.perf_counter() - t0, 6)
             self.trace.end(span, "synthesize", data={"answer": answer.model_dump(mode="json")})
         except BaseException as exc:

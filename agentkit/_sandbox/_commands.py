@@ -27,6 +27,7 @@ from ._rooted import is_kustomize, on_snapshot, program_of
 from ._spawn import _STDERR_LIMIT, _run
 from ._systemd_quote import redact_systemctl
 from ._tool import ToolContext, ToolError, ToolOutput, tool
+from ._withheld import command_notices, linked_notice
 
 # Output read past the limit, so that what is cut after redaction was redacted with its
 # context (a key on the line before the cut)
@@ -113,9 +114,20 @@ async def run_command(
                         "killed. Narrow the command (fewer files, -n N) and retry")
     # decoded (in _run), redacted, filtered, and only then cut to the limit
     shown = _grepped(checked.grep, _redacted_output(argv, out))
+    return _ran(ctx, argv, checked, kernel, shown, redact(err), code, truncated)
+
+
+def _ran(ctx: ToolContext, argv: list[str], checked: Checked, kernel: bool, shown: str,
+         err: str, code: int, truncated: bool) -> ToolOutput:
+    """A command's result, cut to the limit, saying how it ran and which files it read
+    through a strictly redacted copy (other hard links)."""
     limit = ctx.host.output_limit
-    return _result(ctx, argv, shown[:limit], redact(err), code,
-                   truncated or len(shown) > limit, captured=None)
+    result = _result(ctx, argv, shown[:limit], err, code, truncated or len(shown) > limit,
+                     captured=None)
+    result.withheld[:0] = command_notices(argv[0], spawned=True, kernel=kernel,
+                                          live=ctx.host.is_live)
+    result.withheld += [linked_notice(p, n) for p, n in checked.linked]
+    return result
 
 
 def _kustomize_boxed(ctx: ToolContext) -> None:
@@ -252,12 +264,14 @@ def _copied(ctx: ToolContext, checked: Checked, scratch: str) -> Checked:
         if text in checked.shown_as or text in checked.paths:
             host_path = checked.shown_as.get(text, text)
             operands[text] = Copy(host_path if host_path.startswith("/") else "/" + host_path)
-    given = make_copies(checked.argv, operands, scratch, ctx.host.root)
+    linked: dict[str, int] = {}
+    given = make_copies(checked.argv, operands, scratch, ctx.host.root, linked)
     if not given:
         return checked
     argv = [checked.argv[0], *(given.get(a, a) for a in checked.argv[1:])]
     shown = {**checked.shown_as, **{c: checked.shown_as.get(t, t) for t, c in given.items()}}
-    return Checked(argv, paths=checked.paths, env=checked.env, shown_as=shown)
+    return Checked(argv, paths=checked.paths, env=checked.env, shown_as=shown,
+                   linked=tuple(linked.items()))
 
 
 def _no_secret_links(checked: Checked) -> None:
@@ -367,4 +381,7 @@ def _result(ctx: ToolContext, argv: list[str], out: str, err: str, code: int, tr
         data={"argv": argv, "exit_code": code, "stdout": out, "stderr": err,
               "truncated": truncated, "captured": captured, "evidence_id": ev.id},
         evidence=[ev],
+        # what the output is, whether it ran or was captured; how it ran is added by the
+        # caller that ran it
+        withheld=command_notices(argv[0], spawned=False, kernel=False, live=False),
     )

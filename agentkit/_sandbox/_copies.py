@@ -136,13 +136,14 @@ def _check_budget(total: int) -> None:
 
 
 def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
-                root: Root) -> dict[str, str]:
+                root: Root, linked: dict[str, int] | None = None) -> dict[str, str]:
     """For each operand (argv text → file) the path the program reads instead: a redacted
     copy in ``scratch``. The file is opened through the path guard's resolver (links
     followed inside the root only, each component without following a link swapped in, the
     policy applied to what is opened), so what is copied is what the policy allowed, even
     while a writer on the host swaps the path. Always a copy, even when redaction changed
-    nothing: the program reads the bytes that were redacted."""
+    nothing: the program reads the bytes that were redacted. ``linked`` gets the host path
+    and link count of each file with other hard links (redacted strictly)."""
     part = window_of(argv)
     each = WINDOW if part in ("head", "tail") else WHOLE_LIMIT
     # every file is read, the budget checked on its size as it is opened, before any copy
@@ -163,6 +164,8 @@ def make_copies(argv: list[str], operands: dict[str, Copy], scratch: str,
     given: dict[str, str] = {}
     for n, (text, host_path, data, size, head, links) in enumerate(parts):
         clean = redacted_text(data, part, size, host_path, head, links > 1)
+        if links > 1 and linked is not None:
+            linked[host_path] = links
         path = os.path.join(scratch, f"{n}-{os.path.basename(host_path)[:100]}")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as out:

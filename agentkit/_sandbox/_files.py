@@ -15,6 +15,7 @@ from ._redact import redact_file
 from ._redact._content import credential_kind
 from ._redact._decode import encoding_of, to_text
 from ._tool import ToolContext, ToolError, ToolOutput, tool
+from ._withheld import linked_notice
 
 _MAX_LINES = 2000
 _MAX_GLOB = 500
@@ -36,6 +37,12 @@ def decode_text(data: bytes) -> tuple[str, bool]:
 
 def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
     """(redacted text, canonical path, truncated) of a text file, or a ToolError."""
+    return read_text_links(ctx, path)[:3]
+
+
+def read_text_links(ctx: ToolContext, path: str) -> tuple[str, str, bool, int]:
+    """:func:`read_text` and the file's number of hard links (more than one: redacted
+    strictly, and the result says so)."""
     try:
         data, st, host_path = read_bytes_stat(ctx.host.root, path, ctx.host.read_limit)
     except PathRefused as exc:
@@ -48,7 +55,8 @@ def read_text(ctx: ToolContext, path: str) -> tuple[str, str, bool]:
     if binary:
         raise ToolError(f"{host_path} is a binary file ({st.st_size} bytes); it has no text to "
                         "read")
-    return redact_file(host_path, text, st.st_nlink > 1), host_path, st.st_size > len(data)
+    return (redact_file(host_path, text, st.st_nlink > 1), host_path, st.st_size > len(data),
+            st.st_nlink)
 
 
 @tool
@@ -59,7 +67,7 @@ def read_file(
     end: Annotated[int | None, Field(ge=1, description="Last line (inclusive)")] = None,
 ) -> ToolOutput:
     """Read lines of a text file, numbered. Binary files and credential files are refused."""
-    text, host_path, truncated = read_text(ctx, path)
+    text, host_path, truncated, links = read_text_links(ctx, path)
     lines = text.splitlines()
     last = min(end or len(lines), len(lines), start + _MAX_LINES - 1)
     if start > max(len(lines), 1):
@@ -78,7 +86,8 @@ def read_file(
         "text": numbered + ("\n[… truncated: read further with start=…]" if cut else ""),
         "evidence_id": ev.id,
     }
-    return ToolOutput(data=data, evidence=[ev])
+    return ToolOutput(data=data, evidence=[ev],
+                      withheld=[linked_notice(host_path, links)] if links > 1 else [])
 
 
 @tool
@@ -196,16 +205,19 @@ def grep(
     matches: list[dict[str, Any]] = []
     evidence: list[Evidence] = []
     budget = _Budget()
+    linked: list[str] = []  # a notice per file with other hard links (redacted strictly)
     for n, host_path in enumerate(files):
         if budget.spent():
             return ToolOutput(
                 data={"matches": matches, "capped": True, "files_searched": n,
                       "files_capped": True, "stopped": budget.why(n, len(files))},
-                evidence=evidence)
+                evidence=evidence, withheld=linked)
         try:
-            text, _, _ = read_text(ctx, host_path)
+            text, _, _, links = read_text_links(ctx, host_path)
         except ToolError:
             continue
+        if links > 1:
+            linked.append(linked_notice(host_path, links))
         budget.read += len(text)
         for lineno, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
@@ -217,11 +229,11 @@ def grep(
                     return ToolOutput(
                         data={"matches": matches, "capped": True, "files_searched": len(files),
                               "files_capped": files_capped},
-                        evidence=evidence)
+                        evidence=evidence, withheld=linked)
     return ToolOutput(
         data={"matches": matches, "capped": False, "files_searched": len(files),
               "files_capped": files_capped},
-        evidence=evidence,
+        evidence=evidence, withheld=linked,
     )
 
 

@@ -54,6 +54,8 @@ class Checked:
     # journalctl only: a pattern matched in-process against the redacted lines, never given
     # to the program (its --grep would test the unredacted journal: an oracle)
     grep: str | None = None
+    # files read through a redacted copy that have other hard links: (host path, links)
+    linked: tuple[tuple[str, int], ...] = ()
 
 
 def _fs(*items: str) -> frozenset[str]:

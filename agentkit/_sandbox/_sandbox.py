@@ -25,6 +25,7 @@ from ._host import Host
 from ._procs import serving_processes
 from ._redact import may_hold_secret, redact
 from ._tool import Tool, ToolContext, ToolError, ToolOutput
+from ._withheld import collect, with_notices
 
 _KEY_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -178,6 +179,8 @@ class Sandbox:
             raise
         for ev in result.evidence:
             self.add_evidence(ev)
+        if result.ok:  # the limits in force, for the answer's notes (_withheld.run_notes)
+            collect(self.shared, result.data)
         self.trace.end(span, "tool", task=self.task_id, step=step, data={
             "tool": name, "index": index, "ok": result.ok, "error": result.error,
             "data": result.data, "cached": result.cached,
@@ -193,7 +196,8 @@ class Sandbox:
         async def run() -> ToolOutput:
             # Scrubbed before it is cached: a cache hit is served clean without redoing it.
             out = await self.executor(tool, self._ctx, args, self.task_id, step, index)
-            return ToolOutput(data=_scrub(out.data), evidence=out.evidence)
+            return ToolOutput(data=with_notices(_scrub(out.data), out.withheld),
+                              evidence=out.evidence)
 
         try:  # Tool.run validates the arguments before the tool sees them
             if self.cache is not None and tool.read_only:

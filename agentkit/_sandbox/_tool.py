@@ -39,6 +39,9 @@ class ToolOutput:
 
     data: dict[str, Any]
     evidence: list[Evidence] = field(default_factory=list)
+    # what this call held back or could not vouch for (``_withheld.notice``): the sandbox
+    # returns it under the data key ``withheld``
+    withheld: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -129,7 +129,7 @@ _TRIGGER = re.compile(rf"(?i){TRIGGERS}|pw|pin|hmac|salt|pass|secret|token|key|c
                       r"(?:^|[\s\"'=])-[pak]|(?:^|[\s\"'])(?:-e|--env)[ =]|"
                       r"(?:^|\s)(?:-u|--user|--proxy-user)|\\[ux]|(?m:^[ \t]*exec\w*=)|"
                       r"(?m:^[ \t]*(?:-[ \t]+)?env(?:ironment)?[ \t]*:)|identified|login|"
-                      r"x-honeycomb|dd-api|signalfx|lightstep|"
+                      r"x-honeycomb|dd-api|signalfx|lightstep|ldap|"
                       rf"(?m:^{_PGPASS_SHAPE})")
 # The same net in RE2, for ASCII text: Python's engine tries the thirty alternatives at every
 # position (80-240 us for a 400-character line, on every string a tool returns), RE2 one
@@ -291,7 +291,7 @@ def _netrc_value(m: re.Match[str]) -> str:
 
 def _directive(m: re.Match[str]) -> str:
     value = m.group(2).rstrip()
-    if BENIGN_VALUE.match(value.rstrip(";")):
+    if BENIGN_VALUE.match(value.rstrip(";")) and not value.rstrip(";").isdigit():
         return m.group(0)
     return m.group(1) + "[REDACTED:secret]" + m.group(2)[len(value):]
 

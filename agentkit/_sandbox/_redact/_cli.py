@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import re2
+
 from ._keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
 
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
@@ -67,8 +69,64 @@ _POSITIONAL = re.compile(
 
 
 
+# Programs whose short flag takes only a password, by their documentation: there the value
+# is withheld whatever it looks like (numbers, lower case), marked [REDACTED:password-flag].
+# program -> (flag letter, how the value follows: "attached" -pV only, "both" -pV or -p V,
+# "separate" -a V only, and whether the flag belongs to a `login` verb). mysql's -p takes the
+# password attached only ("-p dbname" prompts, and dbname is the database; -P is the port);
+# sshpass -p, mongo/mongosh -p, sqlcmd/bcp -P, ldap* -w, openssl enc -k, zip/unzip -P, 7z -p
+# (attached), redis-cli -a (separate), docker/podman/nerdctl/helm/skopeo/buildah login -p.
+_MYSQL = ("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+          "mysqlpump", "mysqlslap", "mysqlbinlog", "mariadb", "mariadb-dump", "mariadb-admin",
+          "mariadb-import", "mariadb-check", "mariadb-show")
+_MONGO = ("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport",
+          "mongostat", "mongotop", "mongofiles")
+_LDAP = ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd",
+         "ldapcompare", "ldapmodrdn")
+_LOGIN = ("docker", "podman", "nerdctl", "helm", "skopeo", "buildah", "oras", "crane")
+_PASSWORD_PROGRAMS: dict[str, tuple[str, str, bool]] = {
+    **{p: ("p", "attached", False) for p in _MYSQL},
+    **{p: ("p", "both", False) for p in _MONGO},
+    **{p: ("w", "both", False) for p in _LDAP},
+    **{p: ("p", "both", True) for p in _LOGIN},
+    "sshpass": ("p", "both", False), "redis-cli": ("a", "separate", False),
+    "sqlcmd": ("P", "both", False), "bcp": ("P", "both", False),
+    "openssl": ("k", "both", False), "zip": ("P", "both", False),
+    "unzip": ("P", "both", False), "7z": ("p", "attached", False),
+    "7za": ("p", "attached", False),
+}
+_PROGRAM_HINT = re2.compile("|".join(re.escape(p) for p in _PASSWORD_PROGRAMS))
+_NAMES = "|".join(re.escape(p) for p in sorted(_PASSWORD_PROGRAMS, key=len, reverse=True))
+# the program word (a path's last component), and the rest of its command: up to a shell
+# separator, a quote that closes an argv element, or the line's end
+_PROGRAM = re.compile(rf"(?<![\w.\-])(?:[\w.\-]*/)*(?P<prog>{_NAMES})(?![\w.\-])"
+                      r"(?P<rest>[^\n|;&`)]{0,2048})")
+_LOGIN_WORD = re.compile(r"(?<![\w\-])login(?![\w\-])")
+# sshpass's own options end where the command it runs starts (`sshpass -p V ssh -p 22 h`)
+_SSHPASS_OPTS = re.compile(r"(?:[ \t]+(?:-[fdpP](?:[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+))?"
+                           r"|-[^\s]*))*")
+
+
+def _password_flags(m: re.Match[str]) -> str:
+    prog, rest = m.group("prog"), m.group("rest")
+    letter, form, login = _PASSWORD_PROGRAMS[prog]
+    if login and not _LOGIN_WORD.search(rest):
+        return m.group(0)  # `docker run -p 8000:8000`: a port, not docker login's password
+    tail = ""
+    if prog == "sshpass":
+        cut = _SSHPASS_OPTS.match(rest)  # always matches (maybe empty)
+        end = cut.end() if cut else len(rest)
+        rest, tail = rest[:end], rest[end:]
+    sep = {"attached": "(?:=)?", "separate": r"[ \t]+", "both": r"(?:[ \t]+|=)?"}[form]
+    flag = re.compile(rf"(?<![\w\-])(-{letter}{sep})([\"']?)(?!-|\[REDACTED)([^\s\"']+)")
+    return m.group(0)[:m.start("rest") - m.start()] + flag.sub(
+        lambda f: f"{f.group(1)}{f.group(2)}[REDACTED:password-flag]", rest) + tail
+
+
 def redact_command_lines(text: str) -> str:
     """Every rule above, on text whose continued lines are joined (see ``_redact.py``)."""
+    if _PROGRAM_HINT.search(text):
+        text = _PROGRAM.sub(_password_flags, text)
     text = _CLI_FLAG.sub(assignment, text)
     text = _LIST_FLAG.sub(assignment, text)
     text = _SHORT_FLAG.sub(credential_assignment(0), text)

@@ -109,13 +109,32 @@ def assignment(m: re.Match[str]) -> str:
     key is only a ``*_key`` name and the value does not look like a credential."""
     val = m.group("val")
     bare = val.replace(JOIN, "")
-    if BENIGN_VALUE.match(bare) or BENIGN_VALUE.match(bare.rstrip(",;)")):  # api_key=None,
+    if (BENIGN_VALUE.match(bare) or BENIGN_VALUE.match(bare.rstrip(",;)"))) and \
+            not numeric_secret(m.group("key").strip("\"'-]"), bare):  # api_key=None,
         return m.group(0)
     if not _strong(m.group("key").strip("\"'-]")) and not credential_value(val):
         return m.group(0)  # a *_key name (dispatch_key: "CUDA"): only a credential-like value
     # Keep the joined line breaks so the text keeps its line count.
     return (f"{m.group('key')}{m.group('sep')}{m.group('q') or ''}[REDACTED:secret]"
             + "\\\n" * val.count(JOIN))
+
+
+_NUMERIC_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin|secret)s?$")
+
+
+def numeric_secret(name: str, value: str) -> bool:
+    """A number under a name that says secret by itself (``PASSWORD=123456``, ``admin_pin:
+    0000``) is a numeric password or PIN, not a setting: withheld. Under any other name
+    (a token's count, a salt, a ``*_key``), or with a decimal point, it stays a number.
+
+    >>> numeric_secret("DB_PASSWORD", "123456"), numeric_secret("sort_key", "2")
+    (True, False)
+    """
+    digits = value.rstrip(",;)")
+    # only names of a password or PIN: a number under `token` is a count (SGLang logs
+    # `#token: 1017318`), a salt's is not a secret by itself (round 3's `hash_salt: 42`)
+    return digits.isdigit() and digits.isascii() and _strong(name) and \
+        _NUMERIC_NAME.search(name) is not None
 
 
 @lru_cache(maxsize=4096)
