@@ -283,7 +283,9 @@ def _candidates(hidden_too: bool) -> dict[str, None]:
         candidates += [os.path.join(home, name) for name in _HOME_SECRETS]
     seen: dict[str, None] = {}
     for path in candidates:
-        if os.path.lexists(path) and (hidden_too or not within_any(path, _HIDDEN_DIRS)):
+        # judged by where it resolves: a home under /tmp is emptied away, but its ~/.ssh
+        # linking out of /tmp is not
+        if os.path.lexists(path):
             real = os.path.realpath(path)
             if real != "/" and os.path.exists(real) and (
                     hidden_too or not within_any(real, _HIDDEN_DIRS)):

@@ -221,6 +221,27 @@ def test_a_credential_link_that_dangles_or_names_the_root_is_no_mask(home: Path,
     assert SECRET not in out  # the other masks still stand
 
 
+def test_a_home_under_tmp_whose_credential_links_out_is_masked(
+        monkeypatch: pytest.MonkeyPatch, no_userspace: None) -> None:
+    # /tmp is emptied, so the home's own names need no mask; the link's target outside /tmp
+    # does (a mount lands on a link's target: docs/security.md, masking by resolved path)
+    keys = Path.home() / f".agentkit-keys-{uuid.uuid4().hex[:8]}"
+    scratch_home = Path(f"/tmp/agentkit-reach-home-{uuid.uuid4().hex[:8]}")
+    keys.mkdir()
+    scratch_home.mkdir()
+    try:
+        (keys / "id_ed25519").write_text(f"{SECRET}\n")
+        (scratch_home / ".ssh").symlink_to(keys)
+        monkeypatch.setattr(_kernel, "_homes", lambda: [str(scratch_home)])
+        _fresh()
+        argv = ["cat", str(keys / "id_ed25519")]
+        assert SECRET in _attack_output(False, argv)
+        assert SECRET not in _attack_output(True, argv)
+    finally:
+        subprocess.run(["rm", "-rf", str(keys), str(scratch_home)], check=True)
+        _fresh()
+
+
 # -- how a credential directory is walked (hard links are compared by inode) -------------
 
 def _refused(allowed: Path, name: str) -> bool:
