@@ -210,11 +210,15 @@ def wrap(argv: Sequence[str], env: dict[str, str], needs: Needs, *, live: bool,
         if live and os.path.isdir(hidden) and hidden != "/dev/shm":
             args += ["--tmpfs", hidden]
     if live:
+        # the lists are up to a TTL old: a path gone since has nothing to hide, and no mount
+        # point on the read-only root (bwrap would refuse the whole command)
         for path in _masks(needs.unmasked):
-            args += (["--tmpfs", path] if os.path.isdir(path) else
-                     ["--ro-bind", "/dev/null", path])
+            if os.path.isdir(path):
+                args += ["--tmpfs", path]
+            elif os.path.lexists(path):
+                args += ["--ro-bind", "/dev/null", path]
         for sock in daemon_sockets():
-            if not within_any(sock, needs.unmasked):
+            if not within_any(sock, needs.unmasked) and os.path.lexists(sock):
                 args += ["--ro-bind", "/dev/null", sock]  # connect() then finds no listener
     for path in needs.binds:
         args += ["--ro-bind", path, path]

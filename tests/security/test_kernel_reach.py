@@ -137,6 +137,23 @@ def test_a_covered_daemon_socket_refuses_and_the_command_still_runs() -> None:
         assert "ConnectionRefusedError" in _connect(path)
 
 
+def test_a_socket_or_credential_gone_since_the_lists_were_made_breaks_nothing(
+        home: Path) -> None:
+    # The lists are kept 30 s; a containerd shim's socket or a credential removed in that
+    # time has nothing left to hide, and no mount point on the read-only root: bwrap refused
+    # every command until the lists were made again.
+    (home / ".netrc").write_text(f"{SECRET}\n")
+    (home / ".aws").mkdir()
+    with _daemon_socket() as sock:
+        _kernel._sockets.cache_clear()
+        assert "ConnectionRefusedError" in _connect(sock)  # the lists hold it
+        assert sock in _kernel.daemon_sockets()
+        os.unlink(sock)
+        (home / ".netrc").unlink()
+        (home / ".aws").rmdir()
+        assert inside("echo ran").strip() == "ran"
+
+
 # -- a snapshot sandbox -----------------------------------------------------------------
 
 SYSTEM_TOPS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
