@@ -177,6 +177,8 @@ TARGETS: dict[str, Target] = {
            for call in ("found = _existing_secrets", "return _sockets", "return _inodes")},
         "for here, dirs, files in os.walk(top, followlinks=None):": "None is falsy",
         "for here, dirs, files in os.walk(top, ):": "followlinks=False is os.walk's default",
+        "if len(out) > limit:": "the list is cut to the limit below either way (the same "
+        "first files); only the walk may go on further",
         **{line: "glob of a pattern without magic returns it exactly when it lexists, which "
            "the loop below requires anyway" for line in (
             'candidates += glob.glob(pattern) if (any(c in pattern for c in "*?[")) or True '

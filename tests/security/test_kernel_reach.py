@@ -314,7 +314,7 @@ def test_the_mode_and_its_reason(monkeypatch: pytest.MonkeyPatch,
     on = _kernel.layer("auto")
     assert on.mode == "kernel" and _kernel.BWRAP in on.detail
     for words in ("read-only root", "no network", "credential paths not mounted"):
-        assert words in on.detail
+        assert re.search(rf"\b{words}\b", on.detail), words
     assert _kernel.in_force("kernel") == "kernel"
     missing = "/nonexistent/agentkit-bwrap"
     monkeypatch.setattr(_kernel, "BWRAP", missing)
