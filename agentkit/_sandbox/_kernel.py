@@ -210,11 +210,15 @@ def wrap(argv: Sequence[str], env: dict[str, str], needs: Needs, *, live: bool,
         if live and os.path.isdir(hidden) and hidden != "/dev/shm":
             args += ["--tmpfs", hidden]
     if live:
+        # the lists are up to a TTL old: a path gone since has nothing to hide, and no mount
+        # point on the read-only root (bwrap would refuse the whole command)
         for path in _masks(needs.unmasked):
-            args += (["--tmpfs", path] if os.path.isdir(path) else
-                     ["--ro-bind", "/dev/null", path])
+            if os.path.isdir(path):
+                args += ["--tmpfs", path]
+            elif os.path.lexists(path):
+                args += ["--ro-bind", "/dev/null", path]
         for sock in daemon_sockets():
-            if not within_any(sock, needs.unmasked):
+            if not within_any(sock, needs.unmasked) and os.path.lexists(sock):
                 args += ["--ro-bind", "/dev/null", sock]  # connect() then finds no listener
     for path in needs.binds:
         args += ["--ro-bind", path, path]
@@ -283,7 +287,9 @@ def _candidates(hidden_too: bool) -> dict[str, None]:
         candidates += [os.path.join(home, name) for name in _HOME_SECRETS]
     seen: dict[str, None] = {}
     for path in candidates:
-        if os.path.lexists(path) and (hidden_too or not within_any(path, _HIDDEN_DIRS)):
+        # judged by where it resolves: a home under /tmp is emptied away, but its ~/.ssh
+        # linking out of /tmp is not
+        if os.path.lexists(path):
             real = os.path.realpath(path)
             if real != "/" and os.path.exists(real) and (
                     hidden_too or not within_any(real, _HIDDEN_DIRS)):

@@ -163,10 +163,35 @@ TARGETS: dict[str, Target] = {
     "host-wrapper": Target("agentkit/_hostmodel/_wrapper.py", ["tests/test_host_model.py"]),
     # bubblewrap on this machine runs every command of these tests: without it they skip and
     # every mutant reads as surviving (a broken run, not a score)
+    # test_kernel_reaping.py is not listed: it runs agentkit in a child process, which
+    # mutmut's per-function test selection never credits, so no mutant would run it
     "kernel-layer": Target("agentkit/_sandbox/_kernel.py",
                            ["tests/security/test_kernel_layer.py",
                             "tests/security/test_kernel_masks.py",
-                            "tests/security/test_kernel_flags.py"]),
+                            "tests/security/test_kernel_flags.py",
+                            "tests/security/test_kernel_reach.py"], equivalent={
+        'args = [bwrap or BWRAP, "--die-with-parent", "--new-session", "--cap-drop", "all",':
+            "bubblewrap compares the capability name with strcasecmp (bubblewrap.c)",
+        **{f"{call}(int(time.monotonic() / _MASK_TTL_S))": "int(t / ttl) is t // ttl for "
+           "t >= 0 but within an ulp of a boundary: the 30 s period ends a femtosecond apart"
+           for call in ("found = _existing_secrets", "return _sockets", "return _inodes")},
+        "for here, dirs, files in os.walk(top, followlinks=None):": "None is falsy",
+        "for here, dirs, files in os.walk(top, ):": "followlinks=False is os.walk's default",
+        "if len(out) > limit:": "the list is cut to the limit below either way (the same "
+        "first files); only the walk may go on further",
+        **{line: "glob of a pattern without magic returns it exactly when it lexists, which "
+           "the loop below requires anyway" for line in (
+            'candidates += glob.glob(pattern) if (any(c in pattern for c in "*?[")) or True '
+            'else [pattern]',
+            'candidates += glob.glob(pattern) if any(c not in pattern for c in "*?[") else '
+            '[pattern]',
+            'candidates += glob.glob(pattern) if any(c in pattern for c in "XX*?[XX") else '
+            '[pattern]')},
+        **{f'if live and os.path.isdir(hidden) and hidden != "{shm}":': "--dev /dev already "
+           "makes /dev/shm an empty, writable directory of its own (bubblewrap.c, "
+           "SETUP_MAKE_DEV); a tmpfs on it is empty and writable the same"
+           for shm in ("XX/dev/shmXX", "/DEV/SHM")},
+    }),
 }
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
