@@ -11,13 +11,13 @@ Redaction is the last net: the sandbox's first is not mounting credential files 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import re2
 
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._blocks import (
     redact_aliases,
     redact_env_blocks,

@@ -5,8 +5,7 @@ and a systemd ``Exec*=`` line's opaque bare token."""
 
 from __future__ import annotations
 
-import re
-
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
 
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
