@@ -31,3 +31,20 @@ def may_hold(text: str, words: tuple[str, ...]) -> bool:
 def may_be_triple(text: str) -> bool:
     """Whether _TRIPLE can match: a triple quote after `=` and blanks."""
     return ('"""' in text or "'''" in text) and TRIPLE.search(text) is not None
+
+
+# _cli._POSITIONAL's alternatives each hold one of these words (`IDENTIFIED BY`, `-passin
+# pass:`, `htpasswd`, `echo`, `add-authtoken`, `wandb login`, `vault login`, `--with-token`),
+# or `config set` / `configure set` (`config` alone is in most Python sources)
+POSITIONAL_WORDS = ("identified", "-pass", "htpasswd", "echo", "authtoken", "wandb", "vault",
+                    "--with-token")
+_CONFIG_SET = re.compile(r"config(?:ure)?\s+set")
+
+
+def may_be_positional(text: str) -> bool:
+    """False only when ``text`` is ASCII and none of _POSITIONAL's alternatives can start."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in POSITIONAL_WORDS) or (
+        "config" in low and _CONFIG_SET.search(low) is not None)
