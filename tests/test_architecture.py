@@ -23,7 +23,8 @@ DOC = REPO / "docs" / "architecture.md"
 # in the same order, is the numbered list under "## The layers" in docs/architecture.md.
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["_version", "_types", "_fleet_model", "_errors", "_bounded", "_resources",
-              "_citations", "_render", "_events", "_gc", "_config", "_backend"]),
+              "_citations", "_render", "_events", "_gc", "_config", "_backend",
+              "_cachefiles", "_regex"]),
     ("trace", ["_trace"]),
     ("model client", ["_llm"]),
     ("sandbox", ["_sandbox"]),

@@ -86,6 +86,40 @@ def test_the_library_leaves_the_gc_thresholds_alone() -> None:
     assert gc.get_threshold() == before
 
 
+def test_the_cli_collects_during_the_run_and_leaves_the_collector_as_it_was(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The CLI skips collections while it starts (_gc.quiet_startup); the investigation runs
+    # with the collector on, and main() run in a caller's process gives its state back.
+    from agentkit._sandbox import _files
+    from agentkit.cli import main
+
+    seen: list[tuple[bool, int]] = []
+    real = _files.glob_paths
+
+    def watching(*a: Any, **k: Any) -> Any:
+        seen.append((gc.isenabled(), gc.get_freeze_count()))
+        return real(*a, **k)
+
+    _files.glob_paths = watching  # type: ignore[assignment]
+    try:
+        code = main(["ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "hopper-deepseek"),
+                     "-q", "--trace", os.devnull])
+    finally:
+        _files.glob_paths = real  # type: ignore[assignment]
+    capsys.readouterr()
+    assert code == 0
+    assert seen and all(on and frozen > 0 for on, frozen in seen)  # on, start-up frozen
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        assert main(["ask", "Is NCCL tuned?", "--root", str(EXAMPLES / "hopper-deepseek"),
+                     "-q", "--trace", os.devnull]) == 0
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+    capsys.readouterr()
+
+
 def test_the_mcp_command_without_the_extra_says_how_to_get_it(tmp_path: Path) -> None:
     # A Python where `mcp` cannot be imported (not installed): a sitecustomize that blocks it.
     block = tmp_path / "block"

@@ -82,6 +82,8 @@ def test_the_reference_answer_is_identical_cold_warm_and_off(tmp_path: Path) -> 
     warm = ask(str(tmp_path / "c"))
     assert off == cold == warm and off.strip()
     assert entries > 50 and len(os.listdir(tmp_path / "c")) == entries  # warm added nothing
+    kinds = {Path(n).suffix for n in os.listdir(tmp_path / "c")}
+    assert {".code", ".re", ".jinja"} <= kinds  # expressions, regexes, the answer template
 
 
 def test_syntax_errors_are_jinjas_own(cache: Path) -> None:
@@ -171,3 +173,26 @@ def test_a_template_is_checked_again_when_its_text_changes(cache: Path,
     with pytest.raises(TemplateError, match="findings"):
         _load.load_template(target)
     assert set(cache.glob("*.checked")) == marks
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "group-writable"])
+def test_the_answer_template_renders_the_same_from_any_entry(cache: Path, how: str) -> None:
+    from agentkit import Answer, Claim
+    from agentkit._render import _template, to_markdown
+
+    answer = Answer(question="Q?", mode="catalog", bottom_line=[Claim(text="A *b* [c]")])
+    _template.cache_clear()
+    cold = to_markdown(answer)
+    (entry,) = cache.glob("*.jinja")
+    if how == "garbage":
+        entry.write_bytes(b"\x00garbage")
+    elif how == "truncated":
+        entry.write_bytes(entry.read_bytes()[:40])
+    else:
+        entry.chmod(0o664)
+    _template.cache_clear()
+    try:
+        assert to_markdown(answer) == cold == "# Q?\n\n## Bottom line\n- A \\*b\\* \\[c\\]\n\n" \
+            "## Evidence\n"
+    finally:
+        _template.cache_clear()

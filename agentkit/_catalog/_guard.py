@@ -21,10 +21,10 @@ subagent's facts are what is being checked, not the judge.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from .._citations import evidence_index, finalize
 from .._types import Answer, Claim, Plan, TaskResult
 from ._framing import answer_word

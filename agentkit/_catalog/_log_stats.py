@@ -20,8 +20,9 @@ allocated. #tokens: N, KV size: X GB" (or "K size: X GB, V size: X GB").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 
 _V1 = re.compile(
     r"Avg prompt throughput: ([\d.]+) tokens/s, Avg generation throughput: ([\d.]+) tokens/s,"

@@ -18,7 +18,6 @@ from pydantic import Field
 
 from ._captures import SnapshotError, find_command, read_capture
 from ._copies import CONTENT_PRINTERS, Copy, make_copies
-from ._gitread import read_git
 from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
 from ._paths import PathRefused, check_policy, normalize
 from ._programs import Checked, Refused, check
@@ -152,6 +151,9 @@ def _is_captured(ctx: ToolContext, argv: list[str]) -> bool:
 def _narrow_git(ctx: ToolContext, argv: list[str], checked: Checked) -> ToolOutput:
     """git answered by the narrow reader (_gitread.py): objects read by a library from a
     private copy of the repository's metadata, in one fixed format, redacted per file."""
+    # dulwich costs 15-25 ms to import and most runs never read git: imported when one does
+    from ._gitread import read_git
+
     assert checked.git_repo is not None
     try:
         out = read_git(ctx.host.root, checked.argv[1:], ctx.host.output_limit)

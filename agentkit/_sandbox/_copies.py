@@ -15,9 +15,9 @@ guard refuses.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
 from ._redact._content import credential_kind

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._kernel import secret_inodes
 
 _MAX_LINKS = 40

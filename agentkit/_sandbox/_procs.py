@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from .._bounded import loads_json
 from ._captures import SnapshotError, read_capture
 from ._redact import redact

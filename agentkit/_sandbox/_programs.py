@@ -4,8 +4,8 @@ journalctl, grep, find, git), and the dispatcher over all rules."""
 from __future__ import annotations
 
 import itertools
-import re
 
+from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from . import _git as _gitrules
 from . import _rules_runtimes as _rt
 from ._rules import SPECS, Checked, Refused, check_simple

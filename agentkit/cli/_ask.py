@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._common import add_llm, add_root, default_trace_path, host_from, settings_from
@@ -55,7 +56,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._gc import quiet_startup
+
     question = _question(args)
+    with quiet_startup() as started:  # the CLI owns its process: see _gc.py
+        return _run(args, question, started)
+
+
+def _run(args: argparse.Namespace, question: str, started: Callable[[], None]) -> int:
     settings = settings_from(args)
     host = host_from(args)
     fleet = None
@@ -66,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     trace_path = args.trace or default_trace_path()
     trace, live = _open_trace(trace_path, args)
     try:
-        answer = _answer(question, settings, host, trace, live, fleet, args.catalog)
+        answer = _answer(question, settings, host, trace, live, (fleet, args.catalog),
+                         started)
     finally:
         trace.close()
         if args.verbose and args.log_format == "json":
@@ -124,8 +133,11 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
 
 
 def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: Any,
-            fleet: tuple[Any, Any] | None, catalog_only: bool) -> Any:
-    """The investigation, its failures said as CLIErrors with their exit codes."""
+            how: tuple[tuple[Any, Any] | None, bool], started: Callable[[], None]) -> Any:
+    """The investigation, its failures said as CLIErrors with their exit codes; ``how`` is
+    the fleet (or None) and whether catalog mode is asked for, ``started`` ends the
+    start-up (the modules are loaded and the orchestrator built)."""
+    fleet, catalog_only = how
     import anyio
 
     from .._agents._planner import PlanError
@@ -142,6 +154,7 @@ def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: A
             from .._fleet._run import FleetOrchestrator
 
             orch = FleetOrchestrator(one, *fleet)
+        started()
 
         async def go() -> Any:
             async with orch:  # closes the model's connections, on errors too

@@ -11,13 +11,13 @@ Redaction is the last net: the sandbox's first is not mounting credential files 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import re2
 
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._blocks import (
     redact_aliases,
     redact_env_blocks,
@@ -31,6 +31,7 @@ from ._blocks import (
 )
 from ._cli import redact_command_lines
 from ._formats import TRIGGERS, format_sub, formats_for, redact_structured
+from ._gates import COOKIE_WORDS, HEADER_WORDS, may_be_triple, may_hold
 from ._k8s import is_k8s_secret, redact_k8s
 from ._keys import (
     BENIGN_VALUE,
@@ -192,7 +193,7 @@ def _redact_lines(text: str) -> str:
     for kind, pattern in formats_for(text):
         text = pattern.sub(format_sub(kind), text)
     text = redact_structured(text)
-    if '"""' in text or "'''" in text:
+    if may_be_triple(text):
         text = _TRIPLE.sub(lambda m: m.group(1) + m.group(2) + "[REDACTED:secret]"
                            + "\n" * m.group(3).count("\n") + m.group(4), text)
     # A value continued on the next line (systemd's trailing backslash) is one value: join
@@ -204,8 +205,10 @@ def _redact_lines(text: str) -> str:
         text = _ESCAPED_KEY.sub(_escaped_assignment, text)
     text = _assignments(text)
     text = _directives(text)
-    text = _HEADER.sub(r"\1[REDACTED:secret]", text)
-    text = _COOKIE.sub(r"\1[REDACTED:cookie]", text)
+    if may_hold(text, HEADER_WORDS):
+        text = _HEADER.sub(r"\1[REDACTED:secret]", text)
+    if may_hold(text, COOKIE_WORDS):
+        text = _COOKIE.sub(r"\1[REDACTED:cookie]", text)
     text = text.replace(JOIN, "\\\n")
     if "[REDACTED:secret]" in text:  # the rest of a line after a value redacted above
         text = _rest_of_lines(text)

@@ -7,8 +7,7 @@ key, and an argument list with the flag and its value on two lines."""
 
 from __future__ import annotations
 
-import re
-
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._keys import BENIGN_VALUE, BLOCK_HEADER, env_secret, hint, hinted, quoted
 from ._keys import STRONG_KEY as SECRET_KEY  # structures: only the sure names
 

@@ -5,10 +5,10 @@ and a systemd ``Exec*=`` line's opaque bare token."""
 
 from __future__ import annotations
 
-import re
-
 import re2
 
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
+from ._gates import may_be_positional
 from ._keys import SECRET_KEY, SHORT_PASSWORD_FLAG, assignment, credential_assignment
 
 # `--api-key VALUE`, `--hf-token VALUE` on a command line (the `=` form is an assignment).
@@ -133,8 +133,9 @@ def redact_command_lines(text: str) -> str:
     text = _USER_FLAG.sub(_user_password, text)
     text = _ENV_FLAG.sub(credential_assignment(16), text)
     text = _FROM_LITERAL.sub(r"\1[REDACTED:secret]", text)
-    text = _POSITIONAL.sub(lambda m: next(g for g in m.groups() if g is not None)
-                           + "[REDACTED:secret]", text)
+    if may_be_positional(text):  # exact: _gates.py
+        text = _POSITIONAL.sub(lambda m: next(g for g in m.groups() if g is not None)
+                               + "[REDACTED:secret]", text)
     text = _LIST_SHORT.sub(credential_assignment(0), text)
     if "Exec" in text:
         text = _EXEC_LINE.sub(lambda m: _OPAQUE.sub("[REDACTED:secret]", m.group(0)), text)

@@ -8,8 +8,7 @@ refused whole, as its name would be: redacting it would still show its shape and
 
 from __future__ import annotations
 
-import re
-
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._formats import KEY_BEGIN
 
 # Signatures at the start of a file (or at a fixed offset): GNOME keyring, KDE wallet,

@@ -10,7 +10,7 @@ made text here, and only that text is redacted, sliced and returned.
 
 from __future__ import annotations
 
-import re
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 
 # UTF-32's marks first: FF FE 00 00 also starts with UTF-16's little-endian mark
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),

@@ -4,8 +4,9 @@ Key's private members. The key-name rules (``PASSWORD=…``) are in ``_redact.py
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 
 # A private key block's framing: PEM (PGP's `PRIVATE KEY BLOCK` too) and RFC 4716's SSH2
 # (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`); the copies' tail windows use them too.

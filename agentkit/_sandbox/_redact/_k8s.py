@@ -4,8 +4,7 @@ is called. A manifest says it is a Secret in many spellings (a comment after ``S
 
 from __future__ import annotations
 
-import re
-
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._keys import BLOCK_HEADER, quoted
 
 # Lines may carry a `grep -rn` prefix (/path:12:) in command output, and a diff's +/-/context

@@ -4,11 +4,12 @@ placeholders, and what a credential-looking word is. Shared by the text nets
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 
 import re2
+
+from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 
 # The key must *end* in the secret word: HF_TOKEN, db_password, aws_secret_access_key,
 # FERNET_KEY; not bos_token_id, max_tokens, bypass, existingSecret (a Secret's *name*).
