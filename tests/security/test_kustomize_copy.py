@@ -1,0 +1,228 @@
+"""Red team round 3, K-A: ``kubectl kustomize DIR`` read host files by itself and re-encoded them.
+
+Each attempt of the independent red team's categories ``kustomize-transform`` and
+``hardlink-masked`` that got a planted canary out is ported here (the planted files and the
+one call, rewritten for pytest; the red team's harness stays outside the repository). Before
+the fix every one printed its canary (raw or base64): kustomize opened the files a
+kustomization names itself, past the deny-list, the content and inode checks and the
+redaction a read_file gets, and ``binaryData``, ``envs:``, a Secret patched into a ConfigMap or
+``replacements`` hid the secret from the output rules. Now kustomize builds from a copy in
+which each file was read as read_file reads it (_kustomize.py): a refused file is absent.
+
+Expected facts, from kustomize's documented semantics (kubectl.docs.kubernetes.io, "Kustomize"
+reference): a ``configMapGenerator`` ``files:`` source that is not valid UTF-8 becomes
+``binaryData`` (base64), ``envs:`` makes one key per ``KEY=value`` line, a missing source is an
+error naming it, and ``../`` reaches a base beside the overlay. The leak check decodes every
+run of base64 characters, so an encoded canary counts as a leak.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentkit import Host, Sandbox
+from agentkit._sandbox import _kernel
+
+pytestmark = [
+    pytest.mark.skipif(_kernel._probe(_kernel.BWRAP) is not None,
+                       reason=f"the kernel layer cannot run here: {_kernel._probe(_kernel.BWRAP)}"),
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
+]
+
+CANARY = "Qk7vR2mZ9xLw4TnB8pYs"  # 20 letters and digits, as the red team's canaries
+_B64RUN = re.compile(r"[A-Za-z0-9+/=\s]{24,}")
+
+
+def leaked(text: str, canary: str = CANARY) -> bool:
+    """The canary, or any 10 characters of it, in the text or in a base64 decoding of it."""
+    texts = [text]
+    for run in _B64RUN.finditer(text):
+        chunk = re.sub(r"\s", "", run.group(0))
+        for off in range(4):
+            c = chunk[off:][: (len(chunk) - off) // 4 * 4]
+            with contextlib.suppress(ValueError):
+                texts.append(base64.b64decode(c).decode("latin-1"))
+    return any(canary[i:i + 10] in t for t in texts for i in range(len(canary) - 9))
+
+
+def pem(body: str) -> str:
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines) +
+            "\n-----END OPENSSH PRIVATE KEY-----\n")
+
+
+PEM = pem("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" + CANARY + "AAAAMwAAAAtzc2gtZWQyNTUxOQ")
+
+
+@pytest.fixture
+def place(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory outside /tmp (which a live sandbox empties) standing for a host place an
+    attacker can write to, with a home beside it whose credentials the kernel layer knows."""
+    path = Path.home() / f".agentkit-kust-{uuid.uuid4().hex[:8]}"
+    (path / "home").mkdir(parents=True)
+    monkeypatch.setattr(_kernel, "_homes", lambda: [str(path / "home")])
+    _kernel._existing_secrets.cache_clear()
+    _kernel._inodes.cache_clear()
+    try:
+        yield path
+    finally:
+        _kernel._existing_secrets.cache_clear()
+        _kernel._inodes.cache_clear()
+        subprocess.run(["rm", "-rf", str(path)], check=True)
+
+
+def plant(d: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, data in files.items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            p.write_text(data)
+    return d
+
+
+def kustomize(d: Path | str, root: Path | str = "/") -> Any:
+    host = Host.at(root, sandbox="kernel")
+    return anyio.run(Sandbox(host, task_id="t").call, "run_command",
+                     {"argv": ["kubectl", "kustomize", str(d)]})
+
+
+def shown(call: Any) -> str:
+    return str(call.data) + call.error
+
+
+GEN_FILES = "configMapGenerator:\n- name: b\n  files:\n  - {}\n"
+REPLACE = """configMapGenerator:
+- name: src
+  envs: [app.env]
+resources: [dst.yaml]
+replacements:
+- source: {{kind: ConfigMap, name: src, fieldPath: data.{key}}}
+  targets:
+  - select: {{kind: ConfigMap, name: dst}}
+    fieldPaths: [{target}]
+"""
+DST = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dst\n  labels:\n    team: x\n"
+       "data:\n  note: x\n")
+DEPLOY = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+          "    metadata:\n      annotations:\n        checksum: x\n")
+
+# (name, kustomization and files) of each kustomize-transform attempt on a live root
+ATTEMPTS: dict[str, dict[str, str | bytes]] = {
+    "binaryData of a private key (an invalid UTF-8 byte appended)": {
+        "kustomization.yaml": GEN_FILES.format("id_ed25519"),
+        "id_ed25519": PEM.encode() + b"\xff"},
+    "envs: of a plain ASCII private key (lines become keys)": {
+        "kustomization.yaml": "configMapGenerator:\n- name: b\n  envs:\n  - id_ed25519\n",
+        "id_ed25519": PEM},
+    "binaryData of a .env with DB_PASSWORD": {
+        "kustomization.yaml": GEN_FILES.format("app.env"),
+        "app.env": f"DB_PASSWORD={CANARY}\nHF_TOKEN=hf_{CANARY}xyzxyz\n".encode() + b"\xfe"},
+    "binaryData of an htpasswd file": {
+        "kustomization.yaml": GEN_FILES.format("users"),
+        "users": f"admin:$apr1$abcdefgh${CANARY}\n".encode() + b"\xff"},
+    "secretGenerator, then a JSON6902 patch turns the Secret into a ConfigMap": {
+        "kustomization.yaml": "secretGenerator:\n- name: s\n  files:\n  - password.txt\n"
+                              "patches:\n- target: {kind: Secret, name: s}\n  patch: |-\n"
+                              "    - op: replace\n      path: /kind\n      value: ConfigMap\n",
+        "password.txt": CANARY},
+    "replacements copy DB_PASSWORD into another ConfigMap's data.note": {
+        "kustomization.yaml": REPLACE.format(key="DB_PASSWORD", target="data.note"),
+        "app.env": f"DB_PASSWORD={CANARY}\n", "dst.yaml": DST},
+    "replacements copy API_SECRET into metadata.labels": {
+        "kustomization.yaml": REPLACE.format(key="API_SECRET", target="metadata.labels.team"),
+        "app.env": f"API_SECRET={CANARY}\n", "dst.yaml": DST},
+    "replacements copy a generated Secret's base64 value into a Deployment annotation": {
+        "kustomization.yaml": "secretGenerator:\n- name: s\n  literals:\n  - token=placeholder\n"
+                              "  files:\n  - pw=password.txt\nresources: [dst.yaml]\n"
+                              "replacements:\n- source: {kind: Secret, name: s, fieldPath: "
+                              "data.pw}\n  targets:\n  - select: {kind: Deployment, name: d}\n"
+                              "    fieldPaths: [spec.template.metadata.annotations.checksum]\n",
+        "password.txt": CANARY, "dst.yaml": DEPLOY},
+    "a kustomization planted above /etc/default reads the unit's env file": {
+        "kustomization.yaml": "configMapGenerator:\n- name: x\n  files:\n  - default/vllm-kimi\n",
+        "default/vllm-kimi": f"HF_TOKEN=hf_{CANARY}Zz\nVLLM_API_KEY={CANARY}\n".encode()
+                             + b"\x80"},
+    "envs/files of a .env (its value leaves the .env rule)": {
+        "kustomization.yaml": "configMapGenerator:\n- name: e\n  envs:\n  - .env\n"
+                              "- name: f\n  files:\n  - .env\n",
+        ".env": f"FEATURE_SALTY={CANARY}\n"},
+    "files refused by name (tls.key and token)": {
+        "kustomization.yaml": GEN_FILES.format("tls.key") + "  - token\n",
+        "tls.key": PEM.replace("OPENSSH", "RSA").encode() + b"\xff",
+        "token": f"{CANARY}\n"},
+}
+# Attempts that did not leak before the fix either: they must stay closed
+CONTROLS: dict[str, dict[str, str | bytes]] = {
+    "data of a private key (plain)": {"kustomization.yaml": GEN_FILES.format("id_ed25519"),
+                                      "id_ed25519": PEM},
+    "secretGenerator alone": {"kustomization.yaml": "secretGenerator:\n- name: s\n  files:\n"
+                                                    "  - password.txt\n",
+                              "password.txt": CANARY},
+}
+
+
+@pytest.mark.parametrize("name", [*ATTEMPTS, *CONTROLS])
+def test_kustomize_transform_gets_no_secret_out(place: Path, name: str) -> None:
+    d = plant(place / "k", {**ATTEMPTS, **CONTROLS}[name])
+    assert not leaked(shown(kustomize(d))), name
+
+
+@pytest.mark.parametrize("where", ["etc/kust", "root/.ssh"])
+def test_snapshot_kustomization_gets_no_key_out(tmp_path: Path, where: str) -> None:
+    """On a snapshot root: a key beside the kustomization, and a kustomization inside the
+    snapshot's own /root/.ssh (the live masks do not cover a snapshot's copy of it)."""
+    key = "id_rsa" if where == "etc/kust" else "id_ed25519"
+    plant(tmp_path / where, {"kustomization.yaml": GEN_FILES.format(key),
+                             key: PEM.encode() + b"\xff"})
+    assert not leaked(shown(kustomize("/" + where, root=tmp_path)))
+
+
+def _home_secret(place: Path, rel: str, data: str | bytes) -> Path:
+    src = plant(place / "home", {rel: data}) / rel
+    _kernel._existing_secrets.cache_clear()
+    _kernel._inodes.cache_clear()
+    return src
+
+
+@pytest.mark.parametrize(("rel", "data", "source"), [
+    (".ssh/id_ed25519", PEM, "envs"),
+    (".pgpass", f"db.internal:5432:*:postgres:{CANARY}\n", "files"),
+    (".gnupg/private-keys-v1.d/ABCD.key",
+     b"(11:private-key(3:rsa(1:n257:\x00\xc1" + CANARY.encode() + b"\xff\xfe)))", "files"),
+])
+def test_hard_link_to_a_masked_credential_is_left_out(place: Path, rel: str,
+                                                      data: str | bytes, source: str) -> None:
+    src = _home_secret(place, rel, data)
+    d = plant(place / "k", {"kustomization.yaml":
+                            f"configMapGenerator:\n- name: x\n  {source}:\n  - data.bin\n"})
+    os.link(src, d / "data.bin")
+    call = kustomize(d)
+    assert not leaked(shown(call))
+    assert any("left-out" in n and "data.bin" in n for n in call.data.get("withheld", []))
+
+
+def test_hard_link_to_etc_shadow_is_left_out(place: Path) -> None:
+    d = plant(place / "k", {"kustomization.yaml": GEN_FILES.format("users.db")})
+    try:
+        os.link("/etc/shadow", d / "users.db")
+        hashes = [ln.split(":")[1] for ln in Path("/etc/shadow").read_text().splitlines()]
+    except OSError as exc:
+        pytest.skip(f"cannot link or read /etc/shadow here: {exc}")
+    out = shown(kustomize(d))
+    assert "root:" not in out
+    assert "left-out" in out and "users.db" in out
+    assert not any(len(h) > 12 and h[-20:] in out for h in hashes)
