@@ -226,3 +226,104 @@ def test_hard_link_to_etc_shadow_is_left_out(place: Path) -> None:
     assert "root:" not in out
     assert "left-out" in out and "users.db" in out
     assert not any(len(h) > 12 and h[-20:] in out for h in hashes)
+
+
+# ---- what the host model needs still builds, as kubectl itself builds it (differential)
+
+BENIGN: dict[str, str] = {
+    "base/kustomization.yaml": "resources: [deploy.yaml, svc.yaml]\n"
+                               "configMapGenerator:\n- name: nccl\n  envs: [nccl.env]\n"
+                               "  files: [conf/engine.yaml, args=conf/args.txt]\n",
+    "base/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\n"
+                        "spec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n"
+                        "      - name: vllm\n        image: vllm/vllm-openai:v0.6.3\n"
+                        "        args: [--tensor-parallel-size, '8']\n",
+    "base/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: vllm\nspec:\n"
+                     "  ports:\n  - port: 8000\n",
+    "base/nccl.env": "# tuned for H100\nNCCL_PROTO=LL128\nNCCL_IB_HCA=mlx5\n",
+    "base/conf/engine.yaml": "max_model_len: 32768\ngpu_memory_utilization: 0.92\n",
+    "base/conf/args.txt": "--enable-prefix-caching\n",
+    "comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\n"
+                               "kind: Component\nlabels:\n- pairs: {tier: gpu}\n",
+    "prod/kustomization.yaml": "namePrefix: prod-\nresources: [../base]\n"
+                               "components: [../comp]\npatches:\n- path: replicas.yaml\n"
+                               "patchesStrategicMerge: [image.yaml]\n"
+                               "replacements:\n- path: repl.yaml\n",
+    "prod/replicas.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\n"
+                          "spec:\n  replicas: 4\n",
+    "prod/image.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm\n"
+                       "spec:\n  template:\n    metadata:\n      annotations: {pinned: 'yes'}\n",
+    "prod/repl.yaml": "source: {kind: Service, name: vllm, fieldPath: metadata.name}\n"
+                      "targets:\n- select: {kind: Deployment}\n"
+                      "  fieldPaths: [metadata.annotations.service]\n"
+                      "  options: {create: true}\n",
+}
+
+
+@pytest.mark.parametrize("target", ["prod", "base"])
+def test_a_benign_tree_builds_as_kubectl_builds_it(place: Path, target: str) -> None:
+    """The copy is the tree as kustomize would read it: the output is kubectl's own, on the
+    host's files, byte for byte (overlay through ``../``, component, generators' files and
+    envs with a ``key=path`` source, patches, a strategic merge file, replacements file)."""
+    plant(place / "t", BENIGN)
+    d = place / "t" / target
+    real = subprocess.run(["kubectl", "kustomize", str(d)], capture_output=True, text=True,
+                          check=True).stdout
+    call = kustomize(d)
+    assert call.ok, call.error
+    assert call.data["stdout"] == real
+    assert not [n for n in call.data["withheld"] if n.startswith("left-out")]
+
+
+def test_a_symlink_in_the_tree_is_copied_as_a_regular_file(place: Path, tmp_path: Path) -> None:
+    """The copy holds regular files and directories only; a link's target is read through the
+    resolver (links followed inside the root) and its text written at the link's name."""
+    from agentkit._sandbox._kustomize import copy_tree
+    from agentkit._sandbox._paths import Root
+
+    plant(place / "t", BENIGN)
+    (place / "t/base/svc.yaml").rename(place / "t/svc-real.yaml")
+    (place / "t/base/svc.yaml").symlink_to(place / "t/svc-real.yaml")
+    copy_dir, _ = copy_tree(Root("/"), str(place / "t/prod"), str(tmp_path))
+    assert copy_dir.startswith(str(tmp_path))
+    kinds = [os.lstat(os.path.join(top, n)).st_mode for top, dirs, files in os.walk(tmp_path)
+             for n in dirs + files]
+    assert kinds and not [m for m in kinds if not (m & 0o170000) in (0o100000, 0o040000)]
+    assert "kind: Service" in (tmp_path / "root" / str(place / "t/base/svc.yaml")[1:]).read_text()
+
+
+@pytest.mark.parametrize(("kustomization", "why"), [
+    ("resources:\n- github.com/kubernetes-sigs/kustomize//examples/helloWorld\n", "remote"),
+    ("resources:\n- git::file:///srv/repo//base\n", "remote"),
+    ("resources:\n- https://example.com/cm.yaml\n", "remote"),
+    ("resources:\n- /etc/kubernetes/manifests\n", "absolute"),
+    ("configMapGenerator:\n- name: x\n  files: [/etc/passwd]\n", "absolute"),
+    ("generators:\n- gen.yaml\n", "plugins"),
+    ("transformers:\n- t.yaml\n", "plugins"),
+    ("helmCharts:\n- name: x\n  repo: file:///nonexistent\n", "Helm"),
+])
+def test_a_reference_out_of_the_copy_is_refused(place: Path, kustomization: str,
+                                                why: str) -> None:
+    d = plant(place / "k", {"kustomization.yaml": kustomization, "gen.yaml": "kind: X\n",
+                            "t.yaml": "kind: X\n"})
+    call = kustomize(d)
+    assert not call.ok and "refused" in call.error and why in call.error
+
+
+def test_a_dotdot_above_the_root_is_refused(tmp_path: Path) -> None:
+    plant(tmp_path / "k", {"kustomization.yaml": "resources:\n- ../../../x.yaml\n"})
+    call = kustomize("/k", root=tmp_path)
+    assert not call.ok and "refused" in call.error
+
+
+def test_a_secret_generator_keeps_its_keys_not_its_values(place: Path) -> None:
+    """A Secret's data may be patched into another kind, so what a secretGenerator reads (its
+    files, envs and literals) reaches kustomize with each value withheld, key kept."""
+    d = plant(place / "k", {"kustomization.yaml": "secretGenerator:\n- name: s\n"
+                            f"  envs: [db.env]\n  literals: [note={CANARY}]\n"
+                            "  options: {disableNameSuffixHash: true}\n",
+                            "db.env": f"DB_USER={CANARY}\n"})
+    call = kustomize(d)
+    assert call.ok, call.error
+    out = call.data["stdout"]
+    assert "DB_USER:" in out and "note:" in out and not leaked(out)
