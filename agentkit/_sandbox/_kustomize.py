@@ -116,6 +116,7 @@ class Copied:
     notices: list[str] = field(default_factory=list)
     kustomizations: set[str] = field(default_factory=set)
     spent: int = 0
+    tried: int = 0
     linked: bool = False  # the file last read has other hard links
 
 
@@ -156,7 +157,9 @@ def _kustomization(root: Root, host_dir: str, copied: Copied, depth: int) -> Non
         doc = _parsed(path, redact_file(path, _dumped(_parsed(path, raw)), copied.linked))
         if isinstance(doc, dict):
             _names(root, host_dir, doc, copied, depth)
-            copied.texts[path] = _dumped(_secret_literals(doc))
+            doc = _secret_literals(doc)
+        # not a mapping (empty, a list): kustomize says what it makes of it
+        copied.texts[path] = "" if doc is None else _dumped(doc)
 
 
 class _Block(yaml.SafeDumper):
@@ -273,7 +276,8 @@ def _vetted(root: Root, host_path: str, copied: Copied, redacted: bool = True) -
     kustomization, redacted by the caller once parsed (``copied.linked`` says how)."""
     from ._files import decode_text  # the file tools' own decoding (a module above this)
 
-    if len(copied.texts) >= MAX_FILES:
+    copied.tried += 1  # a file left out costs its look-up too
+    if copied.tried > MAX_FILES:
         raise ToolError(f"refused: this build names more than {MAX_FILES} files")
     try:
         data, st, canonical = read_bytes_stat(root, host_path, WHOLE_LIMIT + 1)

@@ -327,3 +327,21 @@ def test_a_secret_generator_keeps_its_keys_not_its_values(place: Path) -> None:
     assert call.ok, call.error
     out = call.data["stdout"]
     assert "DB_USER:" in out and "note:" in out and not leaked(out)
+
+
+def test_a_build_naming_too_many_files_is_refused(place: Path) -> None:
+    """Refused files count too: each costs a look-up before kustomize runs."""
+    names = "".join(f"  - missing-{i}.txt\n" for i in range(600))
+    d = plant(place / "k", {"kustomization.yaml": f"configMapGenerator:\n- name: x\n  files:\n"
+                                                  f"{names}"})
+    call = kustomize(d)
+    assert not call.ok and "more than 500 files" in call.error
+
+
+def test_an_empty_kustomization_fails_as_kubectl_fails(place: Path) -> None:
+    d = plant(place / "k", {"kustomization.yaml": ""})
+    real = subprocess.run(["kubectl", "kustomize", str(d)], capture_output=True, text=True)
+    call = kustomize(d)
+    assert call.ok, call.error
+    assert call.data["exit_code"] == real.returncode and call.data["stdout"] == real.stdout
+    assert "kustomization.yaml is empty" in real.stderr + call.data["stderr"]
