@@ -31,6 +31,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentkit import Host, Sandbox
 from agentkit._sandbox import _kernel
@@ -288,7 +290,7 @@ def test_a_symlink_in_the_tree_is_copied_as_a_regular_file(place: Path, tmp_path
     assert copy_dir.startswith(str(tmp_path))
     kinds = [os.lstat(os.path.join(top, n)).st_mode for top, dirs, files in os.walk(tmp_path)
              for n in dirs + files]
-    assert kinds and not [m for m in kinds if not (m & 0o170000) in (0o100000, 0o040000)]
+    assert kinds and not [m for m in kinds if (m & 0o170000) not in (0o100000, 0o040000)]
     assert "kind: Service" in (tmp_path / "root" / str(place / "t/base/svc.yaml")[1:]).read_text()
 
 
@@ -345,3 +347,33 @@ def test_an_empty_kustomization_fails_as_kubectl_fails(place: Path) -> None:
     assert call.ok, call.error
     assert call.data["exit_code"] == real.returncode and call.data["stdout"] == real.stdout
     assert "kustomization.yaml is empty" in real.stderr + call.data["stderr"]
+
+
+_KEYS = ["NCCL_PROTO", "NCCL_IB_HCA", "VLLM_PORT", "MODEL_NAME", "TP_SIZE", "CUDA_VISIBLE_DEVICES"]
+_VALUES = ["LL128", "mlx5_0", "8000", "kimi-k2", "8", "0,1,2,3", "simple", "ring"]
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(env=st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), min_size=1),
+       forms=st.sets(st.sampled_from(["envs", "files", "keyed", "literals"]), min_size=1),
+       prefix=st.sampled_from(["", "prod-", "gpu-"]), hash_off=st.booleans())
+def test_generated_benign_trees_build_as_kubectl_builds_them(
+        place: Path, env: dict[str, str], forms: set[str], prefix: str, hash_off: bool) -> None:
+    """Differential, on generated benign generators: the copy changes nothing kubectl builds."""
+    text = "".join(f"{k}={v}\n" for k, v in env.items())
+    gen = "configMapGenerator:\n- name: cfg\n"
+    gen += "  envs: [app.env]\n" if "envs" in forms else ""
+    gen += "  files: [conf/app.txt]\n" if "files" in forms else ""
+    gen += "  files: [renamed=conf/app.txt]\n" if "keyed" in forms and "files" not in forms \
+        else ""
+    gen += f"  literals: [{', '.join(f'{k}={v}' for k, v in env.items())}]\n" \
+        if "literals" in forms else ""
+    gen += "  options: {disableNameSuffixHash: true}\n" if hash_off else ""
+    d = plant(place / f"g{uuid.uuid4().hex[:6]}", {
+        "kustomization.yaml": (f"namePrefix: {prefix}\n" if prefix else "") + gen,
+        "app.env": text, "conf/app.txt": text})
+    real = subprocess.run(["kubectl", "kustomize", str(d)], capture_output=True, text=True)
+    call = kustomize(d)
+    assert call.ok, call.error
+    assert (call.data["exit_code"], call.data["stdout"]) == (real.returncode, real.stdout)
