@@ -154,7 +154,10 @@ def _kustomization(root: Root, host_dir: str, copied: Copied, depth: int) -> Non
         if raw is None:
             raise ToolError(f"refused: the kustomization {path} cannot be read: "
                             f"{copied.notices[-1].split(': ', 1)[1]}")
-        doc = _parsed(path, redact_file(path, _dumped(_parsed(path, raw)), copied.linked))
+        raw_doc = _parsed(path, raw)
+        doc = _parsed(path, redact_file(path, _dumped(raw_doc), copied.linked))
+        if isinstance(doc, dict) and isinstance(raw_doc, dict):
+            _keyed_sources(root, host_dir, raw_doc, doc)
         if isinstance(doc, dict):
             _names(root, host_dir, doc, copied, depth)
             doc = _secret_literals(doc)
@@ -222,6 +225,36 @@ def _names(root: Root, host_dir: str, doc: dict[str, Any], copied: Copied,
             if isinstance(gen, dict):
                 for ref in _sources(gen):
                     _file(root, _resolve(host_dir, ref, key), copied, secret)
+
+
+_KEYED = re.compile(r"([\w.-]+)=([\w./-]+)")
+
+
+def _keyed_sources(root: Root, host_dir: str, raw: dict[str, Any], doc: dict[str, Any]) -> None:
+    """A generator's ``files: [pw=password.txt]`` is a data key and a path, which the
+    redactor reads as a password: where the redacted entry differs and the raw one names a
+    file that may be read, the raw entry is kept (the key and a file name, both listable;
+    the file's text is vetted like any other), so the build does not fail on a mark."""
+    for key in ("configMapGenerator", "secretGenerator"):
+        pairs = zip(raw.get(key) or (), doc.get(key) or (), strict=False)
+        for raw_gen, gen in pairs:
+            if not (isinstance(raw_gen, dict) and isinstance(gen, dict)):
+                continue
+            was, now = _strings(raw_gen.get("files")), gen.get("files")
+            if not isinstance(now, list) or len(was) != len(now):
+                continue
+            for i, (before, after) in enumerate(zip(was, now, strict=True)):
+                m = _KEYED.fullmatch(before)
+                if before != after and m and _readable(root, f"{host_dir}/{m.group(2)}"):
+                    now[i] = before
+
+
+def _readable(root: Root, host_path: str) -> bool:
+    try:
+        with opened(root, normalize(host_path)):
+            return True
+    except PathRefused:
+        return False
 
 
 def _strings(value: Any) -> list[str]:

@@ -377,3 +377,17 @@ def test_generated_benign_trees_build_as_kubectl_builds_them(
     call = kustomize(d)
     assert call.ok, call.error
     assert (call.data["exit_code"], call.data["stdout"]) == (real.returncode, real.stdout)
+
+
+def test_a_keyed_secret_source_builds_with_its_key(place: Path) -> None:
+    """``files: [pw=password.txt]`` reads as ``pw=<password>`` to the redactor; it is a data
+    key and a file name, so the build names the key as kubectl does, the value withheld."""
+    d = plant(place / "k", {"kustomization.yaml": "secretGenerator:\n- name: s\n  files:\n"
+                            "  - pw=password.txt\n  options: {disableNameSuffixHash: true}\n",
+                            "password.txt": CANARY})
+    real = subprocess.run(["kubectl", "kustomize", str(d)], capture_output=True, text=True,
+                          check=True).stdout
+    call = kustomize(d)
+    assert call.ok and call.data["exit_code"] == 0, call.data
+    out = call.data["stdout"]
+    assert "  pw: " in real and "  pw: " in out and not leaked(out)
