@@ -19,6 +19,7 @@ from pydantic import Field
 from ._captures import SnapshotError, find_command, read_capture
 from ._copies import CONTENT_PRINTERS, Copy, make_copies
 from ._kernel import KernelUnavailable, layer, needs_of, secret_inodes, within_any, wrap
+from ._kustomize import build
 from ._paths import PathRefused, check_policy, normalize
 from ._programs import Checked, Refused, check
 from ._redact import redact
@@ -68,7 +69,7 @@ async def run_command(
     except Refused as exc:
         raise ToolError(f"refused: {exc}") from None
     if is_kustomize(checked) and not _is_captured(ctx, argv):
-        _kustomize_boxed(ctx)
+        return await _kustomized(ctx, argv, checked, timeout_s)
     if checked.git_repo is not None and not _is_captured(ctx, argv):
         return await anyio.to_thread.run_sync(_narrow_git, ctx, argv, checked)
     if not ctx.host.is_live:
@@ -76,7 +77,7 @@ async def run_command(
         if rooted is None:
             return _captured(ctx, argv, checked.grep)
         checked = rooted
-    elif argv[0] in CAPTURE_ONLY and not is_kustomize(checked):
+    elif argv[0] in CAPTURE_ONLY:
         raise ToolError(f"refused: {CAPTURE_ONLY[argv[0]]}")
     else:
         checked = _resolved(ctx, _walked(ctx, checked))
@@ -129,17 +130,26 @@ def _ran(ctx: ToolContext, argv: list[str], checked: Checked, kernel: bool, show
     return result
 
 
-def _kustomize_boxed(ctx: ToolContext) -> None:
-    """kustomize builds from files, but a kustomization can name remote bases it fetches with
-    git: it runs only under the kernel layer, with no network and no kubeconfig."""
-    try:
-        kernel = layer(ctx.host.sandbox).mode == "kernel"
-    except KernelUnavailable:
-        kernel = False
-    if not kernel:
-        raise ToolError("refused: kubectl kustomize runs only under the kernel layer (no "
-                        "network, no kubeconfig): a kustomization can name remote bases that "
-                        "kustomize fetches; `agentkit doctor` says how to enable it")
+async def _kustomized(ctx: ToolContext, argv: list[str], checked: Checked,
+                      timeout_s: float) -> ToolOutput:
+    """``kubectl kustomize DIR`` built from a redacted copy of its tree, in a sandbox that
+    holds that copy and the system's programs only (see _kustomize.py)."""
+    exe = trusted_binary("kubectl", ctx.host.trusted_bin_dirs)
+    timeout = min(timeout_s, ctx.host.command_timeout_s)
+    # reading and redacting the copy takes seconds: off the event loop
+    built = await anyio.to_thread.run_sync(
+        build, ctx, checked.paths[0], exe, {**_BASE_ENV, **checked.env}, timeout,
+        ctx.host.output_limit + _MARGIN)
+    if built.timed_out:
+        raise ToolError(f"`{' '.join(argv)}` did not finish within {timeout:g}s; its process "
+                        "group was killed")
+    shown, limit = redact(built.out), ctx.host.output_limit
+    result = _result(ctx, argv, shown[:limit], redact(built.err), built.code,
+                     built.truncated or len(shown) > limit, captured=None)
+    # it saw no host file and no host state: the copy's notices, not the live root's
+    result.withheld = [*command_notices("kustomize", spawned=True, kernel=True, live=False),
+                       *built.notices]
+    return result
 
 
 def _is_captured(ctx: ToolContext, argv: list[str]) -> bool:

@@ -1,16 +1,13 @@
 """Commands on a snapshot, rooted in the snapshot's own files: a file reader's operands
-resolved inside the root through the path guard; ``kubectl kustomize DIR`` (the one kubectl
-verb the sandbox runs: it builds manifests from files only, no plugins, exec or Helm are
-allowed by the argument rules) given only the snapshot's tree holding DIR, and under the
-kernel layer none of kubectl's network or kubeconfigs."""
+resolved inside the root through the path guard. (``kubectl kustomize DIR``, the one kubectl
+verb the sandbox runs, builds from a redacted copy on any root: _kustomize.py.)"""
 
 from __future__ import annotations
 
 import os
 
 from ._captures import find_command
-from ._kernel import within_any
-from ._paths import PathRefused, list_entries, normalize, read_bytes
+from ._paths import PathRefused, read_bytes
 from ._programs import Checked
 from ._tool import ToolContext, ToolError
 
@@ -28,31 +25,11 @@ def program_of(checked: Checked) -> str:
     return "kustomize" if is_kustomize(checked) else checked.argv[0]
 
 
-def tree_into_root(ctx: ToolContext, checked: Checked) -> Checked:
-    """``kubectl kustomize DIR`` on a snapshot: DIR must be a directory the path guard lets
-    through; kustomize gets the snapshot's top-level directory holding it (an overlay reaches
-    its base through ``../``), mounted read-only, and nothing else of the snapshot."""
-    host_dir = normalize(checked.paths[0])
-    try:
-        list_entries(ctx.host.root, host_dir)
-    except PathRefused as exc:
-        raise ToolError(f"refused: {exc}") from None
-    real = os.path.join(ctx.host.root.path, host_dir.lstrip("/"))
-    top = os.path.join(ctx.host.root.path, host_dir.lstrip("/").split("/", 1)[0])
-    if not within_any(os.path.realpath(real), (os.path.realpath(ctx.host.root.path),)):
-        raise ToolError(f"refused: {host_dir} leads outside the snapshot")
-    argv = [*checked.argv[:-1], real]
-    return Checked(argv, paths=[], env=checked.env, shown_as={real: host_dir},
-                   trees=(os.path.realpath(top),))
-
-
 def on_snapshot(ctx: ToolContext, argv: list[str], checked: Checked) -> Checked | None:
     """The command rooted in the snapshot, or None where its captured output answers (or,
     not captured, the error saying so)."""
     manifest = ctx.host.snapshot
     captured = manifest is not None and find_command(manifest, argv) is not None
-    if not captured and is_kustomize(checked):
-        return tree_into_root(ctx, checked)  # builds from the snapshot's own files
     if captured or checked.argv[0] not in FILE_READERS or not checked.paths:
         return None
     return _into_root(ctx, checked)  # a file reader runs on the snapshot's files

@@ -39,6 +39,10 @@ _NOTES = {
                     "beyond the allowed paths and redacted as output only " + _DOC + ".",
     "hard-link": "A file with other hard links was read with its credential-looking words "
                  "withheld; a shorter secret in it could not be vouched for " + _DOC + ".",
+    "left-out": "kubectl kustomize built from a redacted copy of the kustomization's files; a "
+                "file the sandbox refuses to read (a credential by name, content or inode, a "
+                "binary file, one over the size limit) was left out of that copy, so the "
+                "build reported it missing " + _DOC + ".",
 }
 # Always in force where a tool returned host text: no single output can show what the
 # patterns did not recognise.
