@@ -107,8 +107,22 @@ def test_the_positional_gate_lets_every_documented_form_through() -> None:
     for line in _POSITIONAL_LINES:
         for text in (line, line.upper(), f"#!/bin/sh\n{line}\n"):
             assert may_be_positional(text), text
-            # the IDENTIFIED BY alternative has a backspace character where `\b` was meant
-            # (_cli.py, as of d837aa3): it matches nothing, gate or no gate
-            assert _POSITIONAL.search(text) or "IDENTIFIED" in text.upper(), text
+            assert _POSITIONAL.search(text), text
     assert may_be_positional("htpa\u017fswd -b f u Sup3rS3cret")  # not ASCII: the pattern
     assert not may_be_positional("from vllm.config import VllmConfig\nconfig.settings = 1")
+
+
+def test_sql_identified_by_hides_the_password() -> None:
+    """MySQL/MariaDB/PostgreSQL `CREATE|ALTER USER … IDENTIFIED BY 'pw'` (and Oracle's
+    unquoted form is not claimed): the quoted literal is the password, as the comment in
+    _cli.py documents. The pattern had a backspace byte where `\\b` was meant, so no SQL
+    password was ever hidden."""
+    from agentkit._sandbox._redact import redact
+    for line, secret in [("CREATE USER app IDENTIFIED BY 'Sup3rS3cret';", "Sup3rS3cret"),
+                         ("ALTER USER 'root'@'localhost' identified by \"hunter2hunter2\";",
+                          "hunter2hunter2"),
+                         ("mysql -e \"CREATE USER u IDENTIFIED BY 'pw9pw9pw9'\"", "pw9pw9pw9")]:
+        out = redact(line)
+        assert secret not in out and "[REDACTED" in out, out
+    # a word that merely ends in "identified" is not the SQL clause
+    assert redact("unidentified by 'design'") == "unidentified by 'design'"

@@ -54,7 +54,7 @@ _FROM_LITERAL = re.compile(r"(--from-literal[= ][\"']?[^=\s\"']{1,128}=)[^\s\"']
 # `echo … | chpasswd`, `echo … | docker login --password-stdin`, `ngrok config
 # add-authtoken …`, `wandb login …`, `vault login …`.
 _POSITIONAL = re.compile(
-    r"""(?i)(identified\s+by\s+['"])[^'"\n]+|"""
+    r"""(?i)(\bidentified\s+by\s+['"])[^'"\n]+|"""
     r"""(-pass(?:in|out)?\s+pass:)[^\s"']+|"""
     r"""(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+){1,4}\S+\s+\S+\s+)[^\s"']+|"""
     r"""(\becho\s+(?:-n\s+)?['"]?(?:[^\s:'"|]+:)?)[^\s'"|]{6,}(?=['"]?\s*(?:\|[^\n]{0,256}?"""
