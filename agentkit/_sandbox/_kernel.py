@@ -13,9 +13,9 @@ change the host. Each command gets:
   stands where they were, so no reader, however its output is sliced, sees them;
 * a fixed environment, ``--die-with-parent``, ``--new-session``, every capability dropped.
 
-A few programs need one thing more, and get only that: ``kubectl`` the network (its API
-server) and its kubeconfig, ``podman`` its storage (it has no daemon), ``nvidia-smi`` the
-NVIDIA device nodes, ``ps`` the host's process table.
+A few programs need one thing more, and get only that: ``podman`` its storage (it has no
+daemon), ``nvidia-smi`` the NVIDIA device nodes, ``ps`` the host's process table. None gets
+the network (kubectl, which would need it, is never run live).
 
 Where bubblewrap or user namespaces are unavailable the setting decides: ``auto`` warns once
 and runs allowlist-only, ``kernel`` refuses every command, ``allowlist`` never tries.
@@ -55,8 +55,8 @@ _HOME_SECRETS = (
     ".terraform.d/credentials.tfrc.json", ".bash_history", ".zsh_history", ".python_history",
     ".mysql_history", ".psql_history", ".lesshst", ".viminfo",
 )
-# Host-wide credential locations (globs). Kubernetes admin configs are masked for every
-# program but kubectl; podman's storage for every program but podman.
+# Host-wide credential locations (globs). Kubeconfigs are masked for every program (kubectl
+# is never run live); podman's storage for every program but podman.
 _SYSTEM_SECRETS = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*key", "/etc/ssl/private", "/etc/kubernetes/pki", "/run/secrets",
@@ -172,8 +172,6 @@ def needs_of(program: str, paths: Iterable[str], *, live: bool) -> Needs:
     """The extra reach of ``program`` given the (already policed) ``paths`` it reads: on the
     live host only those in an emptied directory need mounting, on a snapshot every one."""
     binds = tuple(p for p in paths if not live or within_any(p, _HIDDEN_DIRS))
-    if program == "kubectl":
-        return Needs(binds, network=True, unmasked=_KUBECONFIGS)
     if program == "podman":
         return Needs(binds, unmasked=_PODMAN_STORAGE)
     if program == "ps":
