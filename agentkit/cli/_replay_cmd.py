@@ -41,10 +41,13 @@ def register(sub: Any) -> None:
 
 
 def _read(path: str) -> Any:
+    """The trace at ``path`` as it may be shown: a file from disk is untrusted input, its
+    strings redacted like a tool's output (issue 28)."""
+    from .._replay._untrusted import redacted_trace
     from .._trace._read import TraceError, read_trace
 
     try:
-        return read_trace(path)
+        return redacted_trace(read_trace(path))
     except TraceError as exc:
         raise CLIError(str(exc)) from None
 
