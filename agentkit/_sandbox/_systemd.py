@@ -115,14 +115,16 @@ def parse_unit_text(text: str, source: str, problems: list[str] | None = None
             continue
         if line.startswith("["):
             if not line.endswith("]"):
-                raise UnitSyntaxError(source, start, f"bad section header {line!r}")
+                raise UnitSyntaxError(source, start, "bad section header (no closing ']')")
             section = line[1:-1]
             continue
         key, eq, value = line.partition("=")
         if not eq or not key.strip(_WS) or not section:
             if problems is not None:
                 why = "outside any section" if eq and key.strip(_WS) else "not Key=Value"
-                problems.append(f"{source}:{start}: systemd ignores {line[:80]!r} ({why})")
+                # the line's text is not quoted: a line that is no assignment may be part
+                # of a secret, seen by the redactor without its name (issue 28)
+                problems.append(f"{source}:{start}: systemd ignores this line ({why})")
             continue
         out.append(Assignment(section, key.strip(_WS), value.strip(_WS), source, start, raw,
                               " ".join(comment)))

@@ -44,6 +44,7 @@ from ._keys import (
     credential_value,
     env_secret,
 )
+from ._quoted import quoted_tails
 
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value", and the code forms
 # (:=, ?=, +=, ==, !=, =>, `key: str = …`, os.environ["KEY"] = …, getenv("KEY", "…"),
@@ -325,7 +326,7 @@ def redact_env_file(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         return m.group(1) + "[REDACTED:env-file]" if env_secret(m.group(2)) else m.group(0)
 
-    return _DOTENV_LINE.sub(sub, redact(text))
+    return quoted_tails(_DOTENV_LINE.sub(sub, redact(text)))
 
 
 # Any word that looks like a credential, for text that may be a credential file under
