@@ -128,15 +128,17 @@ def _maybe(secret: str, normal: str, lower: str) -> bool:
 
 def remember(secret: str | None) -> None:
     """From now on, withhold ``secret`` from everything the process writes or traces."""
+    global _known
     if secret and len(secret) >= MIN_LEN and secret not in _known:
-        with _lock:
-            _known[secret] = None
+        with _lock:  # a new dict: a reader iterating the old one in another thread is safe
+            _known = {**_known, secret: None}
 
 
 def forget_all() -> None:
     """For tests: no secret known."""
+    global _known
     with _lock:
-        _known.clear()
+        _known = {}
 
 
 def known() -> bool:
