@@ -49,6 +49,12 @@ def redacted_model(model: M) -> M:
     return model if clean is dumped else type(model).model_validate(clean)
 
 
+def redacted_error(exc: BaseException) -> str:
+    """A reader's error as it may be shown: it quotes what it refuses (``trace version
+    '…'``), which is the file's text."""
+    return redact(str(exc))
+
+
 def redacted_trace(tf: TraceFile) -> TraceFile:
     """The trace as it may be shown."""
     events = []

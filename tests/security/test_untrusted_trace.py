@@ -88,3 +88,35 @@ def test_the_committed_traces_still_replay_identical(
         example: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(EXAMPLES / "traces" / f"{example}.jsonl")]) == 0
     assert "identical to the recorded one" in capsys.readouterr().err
+
+
+def _bad_version(tmp_path: Path) -> Path:
+    lines = (EXAMPLES / "traces" / "blackwell-kimi.jsonl").read_text(
+        encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["v"] = PLANT.strip()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    return bad
+
+
+@pytest.mark.parametrize("argv", [["replay"], ["trace", "show"]])
+def test_a_crafted_traces_error_does_not_quote_its_secrets(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reader's errors quote what they refuse (``trace version '…'``): redacted too."""
+    assert main([*argv, str(_bad_version(tmp_path))]) != 0
+    out = capsys.readouterr()
+    _clean(out.out)
+    _clean(out.err)
+    assert "line 1" in out.err
+
+
+def test_mcp_replay_error_does_not_quote_them(tmp_path: Path) -> None:
+    from agentkit._mcp import Refusal, _replayed
+    from agentkit._replay import replay_trace
+
+    bad = _bad_version(tmp_path)
+    with pytest.raises(Refusal) as err:
+        anyio.run(_replayed, str(bad), str(bad), replay_trace)
+    _clean(str(err.value))
+    assert "line 1" in str(err.value)
