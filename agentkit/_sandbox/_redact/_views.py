@@ -3,8 +3,9 @@ from its characters (issue 28, rt3 E1/E2).
 
 * an HTML character reference is its character to a browser or a template engine
   (``value=&#x51;P4F…`` is ``value=QP4F…``);
-* invisible characters and backspaces are what a terminal does not show or overprints
-  (``pass<U+200B>word``, ``passx<BS>word`` read ``password``), for text that did not pass
+* invisible characters are what a terminal does not show (``pass<U+200B>word`` reads
+  ``password``; they stay elsewhere, and the model is shown them as ``<U+200B>``), and a
+  backspace overprints (``passx<BS>word``), in text that did not pass
   :func:`._decode.clean` (a parsed value, an argument vector);
 * a line ending in an odd number of backslashes goes on in the next, whose leading blanks
   are dropped, as ``java.util.Properties`` reads it (``spring.datasource.pass\\`` then
