@@ -303,9 +303,12 @@ def _refused_env_files(unit: Unit, state: _Compiled, read: Callable[[str], str |
     for path, bad, a in state.refused_env_files:
         meant = "/" + path if bad == "not absolute" else ""
         body = read(meant) if meant and "*" not in meant and "?" not in meant else None
-        names = [v.name for v in parse_dotenv(body, meant)] if body else []
-        sets = (f"; {meant}, if that was meant, sets {', '.join(names)}, which therefore do "
-                "not apply" if names else "")
+        try:
+            names = [v.name for v in parse_dotenv(body, meant)] if body else []
+            sets = (f"; {meant}, if that was meant, sets {', '.join(names)}, which therefore "
+                    "do not apply" if names else "")
+        except UnitSyntaxError as exc:  # what it would set is then not established
+            sets = f"; {meant}, if that was meant, does not read as NAME=value ({exc})"
         unit.problems.append(f"{a.source}:{a.line}: EnvironmentFile={a.value}: the path is "
                              f"{bad}, so systemd ignores this line{sets}")
 

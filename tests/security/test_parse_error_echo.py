@@ -111,3 +111,17 @@ def test_multiline_values_as_python_dotenv_reads_them(
     want = dict(dotenv_values(stream=io.StringIO(text)))
     got = {e.name: e.value for e in parse_dotenv(text, "/x/app.env")}
     assert got == want, text
+
+
+def test_a_unit_naming_a_file_with_an_unclosed_quote_still_parses(tmp_path: Path) -> None:
+    """A relative EnvironmentFile= (systemd ignores the line) whose file, read from /, opens a
+    quote it never closes: what it would set is not established, the unit still parses, and
+    nothing of the file is quoted."""
+    (tmp_path / "etc" / "systemd" / "system").mkdir(parents=True)
+    (tmp_path / "etc" / "app.env").write_text(f'DB_PASSWORD="{SECRET}\n', encoding="utf-8")
+    (tmp_path / "etc" / "systemd" / "system" / "a.service").write_text(
+        "[Service]\nEnvironmentFile=etc/app.env\nExecStart=/bin/true\n", encoding="utf-8")
+    out = _call(tmp_path, "parse_config", {"path": "/etc/systemd/system/a.service"})
+    assert out.ok, out.error
+    assert "does not read as NAME=value" in str(out.data)
+    assert SECRET[:10] not in _shown(out)
