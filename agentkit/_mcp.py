@@ -243,8 +243,11 @@ async def _replayed(trace_path: str, copy: str, replay_trace: Any) -> dict[str, 
     try:
         result = await replay_trace(copy)
     except (ValueError, OSError) as exc:  # TraceError, a bad record: not a trace
+        from ._replay._untrusted import redacted_error
+
+        why = " ".join(redacted_error(exc).split()) or type(exc).__name__
         raise Refusal(f"{trace_path} is not a trace agentkit can replay: "
-                      f"{_one_line(exc).replace(copy, trace_path)}") from None
+                      f"{why[:600].replace(copy, trace_path)}") from None
     if result.answer is None:
         return {"answer": None, "markdown": "", "notes": result.notes,
                 "tasks": result.tasks}

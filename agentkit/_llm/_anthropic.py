@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from .._trace._withhold import remember
 from ._http import make_poster, post_json
 from ._limiter import RequestLimiter
 from ._messages import Message, ModelError, ModelRequest, ModelResponse, TokenUsage, ToolCallRequest
@@ -70,6 +71,7 @@ class AnthropicModel:
         self._headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
         if api_key:
             self._headers["x-api-key"] = api_key
+            remember(api_key)  # withheld, in any spelling, from all agentkit writes
         self.poster = make_poster(client, timeout_s)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import httpx
 
 from .._backend import on_asyncio
+from .._trace._withhold import withhold
 from ._json import loads
 from ._limiter import RequestLimiter
 from ._messages import ModelError
@@ -113,17 +114,13 @@ _KEY_HEADERS = ("authorization", "x-api-key", "api-key")
 
 
 def without_keys(text: str, headers: dict[str, str]) -> str:
-    """An error body with the credentials this request sent taken out: a server that
-    answers 401 by echoing the key would put it on stderr and into the trace (issue 28).
-    The body is the only place a model server's words reach a person, so it is scrubbed
-    here, where the key is known, before any message is made of it."""
-    for name, value in headers.items():
-        if name.lower() not in _KEY_HEADERS:
-            continue
-        key = value.split(None, 1)[-1] if name.lower() == "authorization" else value
-        if len(key) >= 8:
-            text = text.replace(key, "[REDACTED:api-key]")
-    return text
+    """An error body with the credentials this request sent taken out, in any spelling (a
+    server that answers 401 by echoing the key, escaped, percent-encoded or in base64, would
+    put it on stderr and into the trace; issue 28). A key a backend was made with is known
+    to :mod:`.._trace._withhold` already; one a caller put in the headers is added here."""
+    keys = [value.split(None, 1)[-1] if name.lower() == "authorization" else value
+            for name, value in headers.items() if name.lower() in _KEY_HEADERS]
+    return withhold(text, keys)
 
 
 async def post_json(poster: Poster, limiter: RequestLimiter, url: str, body: bytes,

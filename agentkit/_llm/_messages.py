@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .._trace._withhold import withhold
 from ._json import loads
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -172,7 +173,9 @@ class ModelError(Exception):
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
                  retry_after: float | None = None) -> None:
-        super().__init__(message)
+        # every model error passes here: the one place to take out the API key, in any
+        # spelling a server could echo it in, before it reaches a note, stderr or the trace
+        super().__init__(withhold(message))
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after

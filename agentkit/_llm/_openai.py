@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import orjson
 
+from .._trace._withhold import remember
 from ._http import make_poster, post_json
 from ._limiter import RequestLimiter
 from ._messages import (
@@ -75,6 +76,7 @@ class OpenAIChatModel:
         self._headers = {"content-type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+            remember(api_key)  # withheld, in any spelling, from all agentkit writes
         self._model_json = json.dumps(model).encode()
         self._temperature_json = json.dumps(temperature).encode()
         self.poster = make_poster(client, timeout_s)

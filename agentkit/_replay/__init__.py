@@ -33,6 +33,7 @@ from .._trace import Trace
 from .._trace._read import TraceError, TraceFile, read_trace
 from .._types import Answer, Evidence, TaskResult
 from ._result import Drift, ReplayResult
+from ._untrusted import redacted_result
 
 
 class ReplayDiverged(RunAborted):
@@ -150,7 +151,7 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         if live_tools:
             raise FileNotFoundError("--live-tools re-runs one host's tools; a fleet trace is "
                                     "replayed exactly (run the question on the fleet again)")
-        return replay_fleet(tf)
+        return redacted_result(replay_fleet(tf))
     rec = Recording(tf)
     run = rec.run
     settings, limits = _recorded_settings(tf, run)
@@ -185,7 +186,8 @@ async def replay_trace(path: str | os.PathLike[str], *, live_tools: bool = False
         notes.append(f"no answer: {exc}")
     finally:
         trace.close()
-    return _result(rec, results, answer, notes, live_tools, model)
+    # judged identical on the strings as recorded, shown redacted: the file is untrusted
+    return redacted_result(_result(rec, results, answer, notes, live_tools, model))
 
 
 def _host(run: dict[str, Any], live_tools: bool, root: str | None) -> Host:

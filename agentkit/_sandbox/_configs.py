@@ -142,9 +142,24 @@ def _key_lines(text: str, pattern: str, dotted: bool) -> dict[KeyPath, int]:
     return lines
 
 
-def _one_line(exc: Exception) -> str:
-    # YAML and INI messages span lines (the offending text quoted below); an error is one
-    return " ".join(str(exc).split())
+def _one_line(exc: object) -> str:
+    # YAML and INI messages span lines (the offending text quoted below); an error is one,
+    # and quotes no text of the file: configparser quotes whole lines, YAML an alias's or
+    # tag's name, and a line may be a secret's that the redactor saw without its name
+    # (issue 28). A quote of one or two characters (YAML's "found character '\t'") stays.
+    return _QUOTED.sub("'…'", " ".join(str(exc).split()))
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.){3,}'|\"(?:[^\"\\]|\\.){3,}\"")
+
+
+def _ini_error(exc: configparser.Error) -> str:
+    if isinstance(exc, configparser.MissingSectionHeaderError):
+        return f"line {exc.lineno}: an entry before any [section] header"
+    if isinstance(exc, configparser.ParsingError) and exc.errors:
+        lines = ", ".join(str(n) for n, _ in exc.errors[:5])
+        return f"line {lines}: neither a [section], a 'name = value' nor a continuation line"
+    return _one_line(exc)
 
 
 def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -164,13 +179,13 @@ def _structured(fmt: str, text: str, path: str) -> tuple[Any, dict[KeyPath, int]
         raise ToolError(f"{path}:{exc.line}: malformed JSON: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0
-        raise ToolError(f"{path}:{line}: malformed YAML: {exc.problem}") from None
+        raise ToolError(f"{path}:{line}: malformed YAML: {_one_line(exc.problem)}") from None
     except yaml.YAMLError as exc:
         raise ToolError(f"{path}: malformed YAML: {_one_line(exc)}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ToolError(f"{path}: malformed TOML: {_one_line(exc)}") from None
     except configparser.Error as exc:
-        raise ToolError(f"{path}: malformed INI: {_one_line(exc)}") from None
+        raise ToolError(f"{path}: malformed INI: {_ini_error(exc)}") from None
     except RecursionError:
         raise ToolError(f"{path}: nested too deeply to parse as {fmt}") from None
     except LimitError as exc:

@@ -115,14 +115,16 @@ def parse_unit_text(text: str, source: str, problems: list[str] | None = None
             continue
         if line.startswith("["):
             if not line.endswith("]"):
-                raise UnitSyntaxError(source, start, f"bad section header {line!r}")
+                raise UnitSyntaxError(source, start, "bad section header (no closing ']')")
             section = line[1:-1]
             continue
         key, eq, value = line.partition("=")
         if not eq or not key.strip(_WS) or not section:
             if problems is not None:
                 why = "outside any section" if eq and key.strip(_WS) else "not Key=Value"
-                problems.append(f"{source}:{start}: systemd ignores {line[:80]!r} ({why})")
+                # the line's text is not quoted: a line that is no assignment may be part
+                # of a secret, seen by the redactor without its name (issue 28)
+                problems.append(f"{source}:{start}: systemd ignores this line ({why})")
             continue
         out.append(Assignment(section, key.strip(_WS), value.strip(_WS), source, start, raw,
                               " ".join(comment)))
@@ -301,9 +303,12 @@ def _refused_env_files(unit: Unit, state: _Compiled, read: Callable[[str], str |
     for path, bad, a in state.refused_env_files:
         meant = "/" + path if bad == "not absolute" else ""
         body = read(meant) if meant and "*" not in meant and "?" not in meant else None
-        names = [v.name for v in parse_dotenv(body, meant)] if body else []
-        sets = (f"; {meant}, if that was meant, sets {', '.join(names)}, which therefore do "
-                "not apply" if names else "")
+        try:
+            names = [v.name for v in parse_dotenv(body, meant)] if body else []
+            sets = (f"; {meant}, if that was meant, sets {', '.join(names)}, which therefore "
+                    "do not apply" if names else "")
+        except UnitSyntaxError as exc:  # what it would set is then not established
+            sets = f"; {meant}, if that was meant, does not read as NAME=value ({exc})"
         unit.problems.append(f"{a.source}:{a.line}: EnvironmentFile={a.value}: the path is "
                              f"{bad}, so systemd ignores this line{sets}")
 

@@ -17,6 +17,8 @@ from typing import IO, Any
 
 import orjson
 
+from . import _withhold
+
 # 2: a task result's evidence already written earlier in the file is a reference
 # ({"ref": id}); readers put the object back (version 1 traces have none).
 # 3: a tool end's result identical to an earlier one (a cached call: the same config.json
@@ -98,6 +100,8 @@ class Trace:
              data: dict[str, Any] | None = None) -> None:
         if not self.enabled:
             return
+        if data and _withhold.known():  # the API key, wherever a server or model put it
+            data = _withhold.withhold_data(data)
         event = {"v": TRACE_VERSION, "seq": next(self._seq), "ts": round(time.time(), 6),
                  "kind": kind, "phase": phase, "span": span, "parent": parent, "task": task,
                  "step": step, "data": data or {}}

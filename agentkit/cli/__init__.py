@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from ._errors import EXIT_CODES, CLIError
@@ -81,15 +81,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in words or "--format=json" in words or any(
         a == "--format" and b == "json" for a, b in zip(words, words[1:]))  # noqa: B905,RUF007
+    with _withheld_output():
+        try:
+            args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
+            return int(args.func(args) or 0)
+        except CLIError as exc:
+            return _fail(str(exc), exc.code, as_json)
+        except KeyboardInterrupt:
+            return _fail("interrupted; the trace was closed", 130, as_json)
+        except BrokenPipeError:
+            return 0
+
+
+@contextlib.contextmanager
+def _withheld_output() -> Iterator[None]:
+    """stdout and stderr, for the command, withholding the model API key in any spelling
+    (issue 28: a server's echo of it reached both by a note and a log line)."""
+    from .._trace._withhold import WithholdingStream
+
+    saved = sys.stdout, sys.stderr
+    if sys.stdout is not None:
+        sys.stdout = WithholdingStream(sys.stdout)
+    if sys.stderr is not None:
+        sys.stderr = WithholdingStream(sys.stderr)
     try:
-        args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
-        return int(args.func(args) or 0)
-    except CLIError as exc:
-        return _fail(str(exc), exc.code, as_json)
-    except KeyboardInterrupt:
-        return _fail("interrupted; the trace was closed", 130, as_json)
-    except BrokenPipeError:
-        return 0
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 class _JsonAwareParser:

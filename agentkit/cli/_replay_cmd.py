@@ -41,12 +41,15 @@ def register(sub: Any) -> None:
 
 
 def _read(path: str) -> Any:
+    """The trace at ``path`` as it may be shown: a file from disk is untrusted input, its
+    strings redacted like a tool's output (issue 28)."""
+    from .._replay._untrusted import redacted_error, redacted_trace
     from .._trace._read import TraceError, read_trace
 
     try:
-        return read_trace(path)
+        return redacted_trace(read_trace(path))
     except TraceError as exc:
-        raise CLIError(str(exc)) from None
+        raise CLIError(redacted_error(exc)) from None
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -54,6 +57,7 @@ def replay(args: argparse.Namespace) -> int:
 
     from .._render import to_markdown
     from .._replay import ReplayDiverged, replay_trace
+    from .._replay._untrusted import redacted_error
     from .._trace._read import TraceError
 
     if args.root and not args.live_tools:
@@ -62,7 +66,7 @@ def replay(args: argparse.Namespace) -> int:
         result = anyio.run(lambda: replay_trace(args.trace, live_tools=args.live_tools,
                                                 root=args.root, trace_out=args.trace_out))
     except TraceError as exc:
-        raise CLIError(str(exc)) from None
+        raise CLIError(redacted_error(exc)) from None
     except ReplayDiverged as exc:
         raise CLIError(f"replay {exc}. The code now asks something the trace never recorded: "
                        "re-record the trace with this version", 6) from None

@@ -45,6 +45,8 @@ from ._keys import (
     credential_value,
     env_secret,
 )
+from ._quoted import quoted_tails
+from ._views import HINT, redact_readings
 
 # KEY=value, KEY: value, "key": "value", Environment="KEY=value", and the code forms
 # (:=, ?=, +=, ==, !=, =>, `key: str = …`, os.environ["KEY"] = …, getenv("KEY", "…"),
@@ -158,6 +160,13 @@ def redact(text: str) -> str:
     >>> redact("HF_TOKEN=hf_abcdefghijklmnopqrstuvwx")
     'HF_TOKEN=[REDACTED:hf-token]'
     """
+    out = _by_rules(text)
+    # then what a reader makes of a line where that differs (an HTML reference, a
+    # continued line, an invisible character or a backspace): judged on that reading
+    return redact_readings(out, _by_rules) if HINT.search(out) else out
+
+
+def _by_rules(text: str) -> str:
     if not may_hold_secret(text):
         return text
     if len(text) >= _LONG:
@@ -328,7 +337,7 @@ def redact_env_file(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         return m.group(1) + "[REDACTED:env-file]" if env_secret(m.group(2)) else m.group(0)
 
-    return _DOTENV_LINE.sub(sub, redact(text))
+    return quoted_tails(_DOTENV_LINE.sub(sub, redact(text)))
 
 
 # Any word that looks like a credential, for text that may be a credential file under

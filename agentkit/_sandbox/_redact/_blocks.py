@@ -305,7 +305,17 @@ _XML_PROPERTY = re.compile(
     rf"""(?i)(<name>\s*{SECRET_KEY}\s*</name>\s*<value>)[^<]{{1,4096}}(</value>)""")
 
 
+# HTML: <input name=password value=v> (or type=password), attributes in any order; a form
+# saved with its value, a template's default (issue 28, rt3 E1 spelled its value as &#x51;…)
+_HTML_INPUT = re.compile(
+    rf"""(?i)(<input\b(?=[^<>]{{0,600}}?\b(?:name\s*=\s*["']?{SECRET_KEY}["'\s/>]"""
+    r"""|type\s*=\s*["']?password\b))[^<>]{0,600}?\bvalue\s*=\s*)(["']?)"""
+    r"""((?<=")[^"<>]{1,4096}|(?<=')[^'<>]{1,4096}|[^"'\s<>]{1,4096})""")
+
+
 def redact_xml(text: str) -> str:
+    if "<input" in text or "<INPUT" in text:
+        text = _HTML_INPUT.sub(lambda m: m.group(1) + m.group(2) + _R, text)
     if "</" not in text:
         return text
     text = _XML_ELEMENT.sub(lambda m: m.group(1) + _R + m.group(3), text)

@@ -77,11 +77,39 @@ def _printable(text: str) -> float:
 
 
 def clean(text: str) -> str:
-    """Text with ANSI escapes, NULs and other non-printing controls removed and carriage
+    """Text with ANSI escapes, NULs and other non-printing controls removed, carriage
     returns made line ends (a terminal overprints after ``\\r``: what was before it is a
-    line of its own, and must be judged as one)."""
+    line of its own, and must be judged as one) and backspaces applied as a terminal does.
+    Invisible characters stay (the model is shown them as ``<U+200B>``); a line they hide a
+    secret's name in is judged without them (:mod:`._views`)."""
     if "\x1b" in text or "\x9b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\b" in text:
+        text = _overstruck(text)
     return _CONTROLS.sub("", text)
+
+
+# Characters no terminal shows (zero-width spaces and joiners, direction marks and
+# embeddings, word joiners, a BOM inside text, the soft hyphen): ``pass<U+200B>word`` reads
+# as ``password`` (issue 28, E1); :mod:`._views` judges a line without them.
+INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def overstrike(line: str) -> str:
+    """``line`` as a terminal leaves it: a backspace moves back one column and the next
+    character takes that place (``passx\\bword`` shows ``password``; nroff's ``_\\bX`` and
+    ``X\\bX`` show ``X``), as ``col -b`` reads it. Linear: one pass, a stack."""
+    out: list[str] = []
+    for ch in line:
+        if ch == "\b":
+            if out:
+                out.pop()
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _overstruck(text: str) -> str:
+    return "\n".join(overstrike(ln) if "\b" in ln else ln for ln in text.split("\n"))

@@ -10,8 +10,9 @@ from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.p
 
 # A private key block's framing: PEM (PGP's `PRIVATE KEY BLOCK` too) and RFC 4716's SSH2
 # (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`); the copies' tail windows use them too.
-KEY_BEGIN = r"(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
-KEY_END = r"(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----)"
+# In any case: ``-----begin rsa private key-----`` is the same block to a reader (issue 28, E2).
+KEY_BEGIN = r"(?i:(?:-----|---- )BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----))"
+KEY_END = r"(?i:(?:-----|---- )END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?(?:-----| ----))"
 
 FORMATS: list[tuple[str, re.Pattern[str]]] = [
     ("private-key", re.compile(rf"{KEY_BEGIN}.*?(?:{KEY_END}|\Z)", re.S)),
