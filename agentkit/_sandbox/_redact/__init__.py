@@ -161,8 +161,7 @@ def redact(text: str) -> str:
     'HF_TOKEN=[REDACTED:hf-token]'
     """
     out = _by_rules(text)
-    # then what a reader makes of a line where that differs (an HTML reference, a
-    # continued line, an invisible character or a backspace): judged on that reading
+    # then lines a reader sees differently (entities, continuations, invisible characters)
     return redact_readings(out, _by_rules) if HINT.search(out) else out
 
 
