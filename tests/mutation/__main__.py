@@ -168,6 +168,41 @@ TARGETS: dict[str, Target] = {
                             "tests/security/test_kernel_masks.py",
                             "tests/security/test_kernel_flags.py"]),
 }
+# The host model's runtimes and the build that calls them (issue 26, item 7): each with the
+# fast test files that reach it, never tests/test_scenarios.py (whole investigations per
+# mutant). mutmut runs, per mutant, only the tests among these that reach its function.
+_RT = "agentkit/_hostmodel/runtimes/"
+_RT_INVESTIGATED = ["tests/test_runtimes_live.py", "tests/test_runtimes_compose.py",
+                    "tests/test_runtimes_k8s.py", "tests/test_runtimes_procs.py"]
+TARGETS.update({
+    # discovery called directly on small snapshots: the investigation-backed tests that also
+    # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
+    "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"]),
+    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose.py"]),
+    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s.py",
+                                                     "tests/test_runtimes_manifests.py",
+                                                     "tests/test_runtimes_k8s_env.py"]),
+    "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_live.py",
+                                                     "tests/test_runtimes_compose.py",
+                                                     "tests/test_parse_limits.py"]),
+    "rt-systemctl-show": Target(_RT + "_systemctl_show.py", ["tests/test_authority.py"]),
+    "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
+    "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
+                                             "tests/test_runtimes_compose.py"]),
+    "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
+    "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
+    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
+    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_manifests.py",
+                                                   "tests/test_runtimes_k8s.py"]),
+    # only the podman scenarios reach a quadlet unit
+    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_scenarios.py"]),
+    "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
+                                             "tests/test_runtimes_compose_dotenv.py"]),
+    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
+                                         "tests/test_runtimes_k8s_env.py"]),
+    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_manifests.py"]),
+    "host-build": Target("agentkit/_hostmodel/_build.py", _RT_INVESTIGATED),
+})
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
 TARGETS["spawn"] = Target("agentkit/_sandbox/_spawn.py", TARGETS["commands"].tests,
