@@ -392,11 +392,16 @@ def test_too_many_files_for_one_search_is_said(tmp_path: Path,
                                                              "searched") for p in model.problems)
 
 
-def test_a_unit_past_a_capped_listing_is_still_found(tmp_path: Path) -> None:
-    """More entries than one listing returns (5,000 drop-in directories sort before the
-    unit): the candidate found by the search is looked up directly, and the earlier lookup
-    path still wins."""
-    files = {f"{d}/a{n:04}.service.d/x.txt": "" for n in range(5001)
+def test_a_unit_past_a_capped_listing_is_still_found(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """More entries than one listing returns (5,000 on a real host; 3 here, so the case stays
+    cheap): drop-in directories sort before the unit, so the listing misses it; the candidate
+    the search found is looked up directly, and the earlier lookup path still wins."""
+    from agentkit._sandbox import _files
+    real = _files.glob_paths
+    monkeypatch.setattr(_files, "glob_paths",
+                        lambda ctx, pattern, limit=3: real(ctx, pattern, min(limit, 3)))
+    files = {f"{d}/a{n}.service.d/x.txt": "" for n in range(4)
              for d in ("usr/lib/systemd/system", "lib/systemd/system")}
     files["usr/lib/systemd/system/zz-vllm.service"] = VLLM
     files["lib/systemd/system/zz-vllm.service"] = VLLM.replace("/models/m", "/models/lib")
@@ -404,7 +409,7 @@ def test_a_unit_past_a_capped_listing_is_still_found(tmp_path: Path) -> None:
     assert "a unit directory holds more files than one listing shows; candidate units were " \
            "looked up one by one" in model.problems
     assert servers["zz-vllm.service"].path == "/lib/systemd/system/zz-vllm.service"
-
+    assert servers["zz-vllm.service"].argv[2] == "/models/lib"
 
 SYSTEMCTL = shutil.which("systemctl")
 
