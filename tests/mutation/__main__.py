@@ -178,7 +178,7 @@ TARGETS.update({
     # discovery called directly on small snapshots: the investigation-backed tests that also
     # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
     "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"]),
-    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose.py"]),
+    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"]),
     "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s.py",
                                                      "tests/test_runtimes_manifests.py",
                                                      "tests/test_runtimes_k8s_env.py"]),
