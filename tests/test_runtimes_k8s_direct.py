@@ -244,7 +244,7 @@ GET = ["kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "get", "pods,config
 def test_kubectl_pods_on_this_node_only(tmp_path: Path) -> None:
     listing = {"apiVersion": "v1", "kind": "List", "items": [
         _pod("here", "gpu-07"), _pod("there", "gpu-08"), _pod("pending", None)]}
-    ctx, model, servers = k8s(tmp_path, {"etc/hostname": "gpu-07\n",
+    _, model, servers = k8s(tmp_path, {"etc/hostname": "gpu-07\n",
                                          "etc/kubernetes/admin.conf": "x"},
                               [(GET, json.dumps(listing, indent=1), 0)])
     assert sorted(servers) == ["pod/here", "pod/pending"]

@@ -179,9 +179,7 @@ TARGETS.update({
     # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
     "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"]),
     "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"]),
-    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s.py",
-                                                     "tests/test_runtimes_manifests.py",
-                                                     "tests/test_runtimes_k8s_env.py"]),
+    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"]),
     "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_live.py",
                                                      "tests/test_runtimes_compose.py",
                                                      "tests/test_parse_limits.py"]),
@@ -192,8 +190,8 @@ TARGETS.update({
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
-    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_manifests.py",
-                                                   "tests/test_runtimes_k8s.py"]),
+    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
+                                                   "tests/test_runtimes_manifests.py"]),
     # only the podman scenarios reach a quadlet unit
     "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_scenarios.py"]),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
