@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -444,3 +445,192 @@ def test_enabled_agrees_with_systemctl_is_enabled(tmp_path: Path, verb: str | No
                     [(LIST_FILES, listed.stdout, 0)])
     st = discover(host)[2]["vllm.service"].state
     assert st.enabled is is_enabled, (verb, listed.stdout)
+
+
+def _failing_globs(monkeypatch: pytest.MonkeyPatch, fails: Any) -> None:
+    """Make the file tools fail (as a refused or unreadable path does) where ``fails(pattern)``
+    says: a failed listing or search is an empty one, never a crash."""
+    from agentkit._sandbox import _files
+    from agentkit._sandbox._tool import ToolError
+    real = _files.glob_paths
+
+    def glob_paths(ctx: Any, pattern: str, limit: int = 500) -> Any:
+        if fails(pattern):
+            raise ToolError("refused: unreadable here")
+        return real(ctx, pattern, limit)
+
+    monkeypatch.setattr(_files, "glob_paths", glob_paths)
+
+
+def test_a_failed_listing_or_search_is_empty(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _failing_globs(monkeypatch, lambda p: p.startswith("/run/")
+                   or p.endswith("*.service.d/*.conf"))
+    host = snapshot(tmp_path, {f"{SYS}/vllm.service": VLLM,
+                               "run/systemd/system/late.service": VLLM})
+    _, _, servers = discover(host)
+    assert sorted(servers) == ["vllm.service"]
+
+
+def test_a_failed_wants_listing_leaves_the_loaded_instances(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _failing_globs(monkeypatch, lambda p: ".wants/" in p)
+    host = snapshot(tmp_path, {f"{SYS}/vllm@.service":
+                               "[Service]\nExecStart=/usr/bin/vllm serve /models/%i\n"},
+                    [(LIST_UNITS, "vllm@qwen.service loaded active running q\n", 0)])
+    assert sorted(discover(host)[2]) == ["vllm@qwen.service"]
+
+
+def test_units_listed_that_are_no_instance_of_the_template_are_not_taken(
+        tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {f"{SYS}/vllm@.service":
+                               "[Service]\nExecStart=/usr/bin/vllm serve /models/%i\n"},
+                    [(LIST_UNITS, "nvidia-persistenced.service loaded active running n\n"
+                                  "vllm@qwen.socket loaded active running s\n"
+                                  "vllm@qwen.service loaded active running q\n", 0)])
+    assert sorted(discover(host)[2]) == ["vllm@qwen.service"]
+
+
+def test_a_drop_in_without_its_unit_makes_no_unit(tmp_path: Path) -> None:
+    """A drop-in directory for a name no unit file has: systemd has no such unit (not-found);
+    the units after it in name order are still read."""
+    host = snapshot(tmp_path, {f"{SYS}/a-ghost.service.d/x.conf":
+                               "[Service]\nExecStart=/usr/bin/vllm serve /models/g\n",
+                               f"{SYS}/vllm.service": VLLM})
+    assert sorted(discover(host)[2]) == ["vllm.service"]
+
+
+def test_a_dangling_unit_link_is_said_not_parsed(tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {f"{SYS}/vllm.service.d/x.conf":
+                               "[Service]\nExecStart=\nExecStart=/usr/bin/vllm serve /m\n"})
+    (tmp_path / SYS / "vllm.service").symlink_to("/nowhere/vllm.service")
+    _, model, servers = discover(host)
+    assert servers == {}
+    assert model.problems == ["/etc/systemd/system/vllm.service: could not be parsed"]
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("run/systemd/system", "lib/systemd/system"),
+    ("usr/local/lib/systemd/system", "usr/lib/systemd/system"),
+    ("run/systemd/system", "usr/local/lib/systemd/system")])
+def test_the_lookup_order_between_runtime_local_and_vendor_directories(
+        tmp_path: Path, first: str, second: str) -> None:
+    host = snapshot(tmp_path, {f"{first}/vllm.service": VLLM,
+                               f"{second}/vllm.service": VLLM.replace("/models/m", "/x")})
+    assert discover(host)[2]["vllm.service"].path == f"/{first}/vllm.service"
+
+
+def test_what_the_unit_reading_says_reaches_the_server(tmp_path: Path) -> None:
+    """systemd.exec(5): ``export NAME=…`` in an EnvironmentFile is not a valid assignment (the
+    line is ignored); UnsetEnvironment= removes a name; systemd.service(5): two ExecStart= in a
+    Type=simple service make the unit refused; %H in ExecStart= is the host name (not known
+    from files); an EnvironmentFile= glob in a directory component is not expanded."""
+    host = snapshot(tmp_path, {
+        "etc/default/vllm": "# the fast path\nNCCL_PROTO=LL\nexport NCCL_ALGO=Tree\n",
+        f"{SYS}/vllm.service": (
+            "[Service]\nEnvironmentFile=/etc/default/vllm\nEnvironmentFile=/etc/*/x.env\n"
+            "Environment=NCCL_IB_HCA=mlx5\nUnsetEnvironment=NCCL_IB_HCA\n"
+            "ExecStart=/usr/bin/vllm serve /models/%H\n"),
+        f"{SYS}/vllm.service.d/two.conf": "[Service]\nExecStart=/usr/bin/vllm serve /b\n"})
+    ctx, _, servers = discover(host)
+    s = servers["vllm.service"]
+    proto = s.env["NCCL_PROTO"]
+    assert (proto.name, proto.comment, proto.line) == ("NCCL_PROTO", "the fast path", 2)
+    assert cited(ctx, proto.evidence[0])[1] == "NCCL_PROTO=LL"
+    assert [(i.name, i.value, i.source, i.line, i.origin, i.comment) for i in s.ignored] == [
+        ("NCCL_ALGO", "Tree", "/etc/default/vllm", 3, "ignored", "export NCCL_ALGO")]
+    assert cited(ctx, s.ignored[0].evidence[0])[1] == "export NCCL_ALGO=Tree"
+    gone = s.removed["NCCL_IB_HCA"]
+    assert (gone.name, gone.comment) == ("NCCL_IB_HCA", f"/{SYS}/vllm.service:4")
+    assert "refuses to load the unit" in s.refused
+    assert any("/etc/*/x.env" in u for u in s.unresolved)
+    assert any("%H" in p for p in s.problems)
+    assert cited(ctx, s.argv_evidence[0])[1] == "ExecStart=/usr/bin/vllm serve /b"
+
+
+@pytest.mark.parametrize("workdir", ["/opt/app", "-/opt/app"])
+def test_a_unit_running_compose_up_names_its_file_from_its_working_directory(
+        tmp_path: Path, workdir: str) -> None:
+    """systemd.exec(5) WorkingDirectory= ("-" makes a missing one no error); docker compose
+    reads compose.yaml (then compose.yml, docker-compose.yaml, docker-compose.yml) from it."""
+    host = snapshot(tmp_path, {f"{SYS}/llm.service": (
+        f"[Service]\nWorkingDirectory={workdir}\nExecStart=/usr/bin/docker compose up\n")})
+    _, model, servers = discover(host)
+    assert servers == {}  # the compose runtime reads the project's services
+    assert model.compose_units == {f"/opt/app/{n}": "llm.service" for n in (
+        "compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")}
+
+
+def test_a_unit_running_docker_run_reads_its_env_file(tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {
+        "etc/vllm.env": "NCCL_PROTO=LL\n",
+        f"{SYS}/llm.service": ("[Service]\nExecStart=/usr/bin/docker run --rm --name llm "
+                               "--env-file /etc/vllm.env vllm/vllm-openai:v0.11.0 --model /m\n")})
+    s = discover(host)[2]["llm.service"]
+    assert s.env["NCCL_PROTO"].value == "LL"
+
+
+def test_a_start_script_is_followed(tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {
+        "opt/start.sh": "#!/bin/bash\nexport NCCL_PROTO=Simple\nexec vllm serve /models/s\n",
+        f"{SYS}/llm.service": "[Service]\nExecStart=/opt/start.sh\n"})
+    s = discover(host)[2]["llm.service"]
+    assert s.script == "/opt/start.sh"
+    assert s.env["NCCL_PROTO"].value == "Simple"
+
+
+def test_every_wants_link_is_named(tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {f"{SYS}/vllm.service": VLLM,
+                               f"{SYS}/multi-user.target.wants/vllm.service": VLLM,
+                               f"{SYS}/graphical.target.wants/vllm.service": VLLM})
+    st = discover(host)[2]["vllm.service"].state
+    assert st.enabled_detail == (f"enabled: /{SYS}/graphical.target.wants/vllm.service, "
+                                 f"/{SYS}/multi-user.target.wants/vllm.service")
+
+
+def test_a_journal_without_lifecycle_lines_says_nothing(tmp_path: Path) -> None:
+    st = discover(_journal_host(tmp_path, [UP]))[2]["vllm.service"].state
+    assert (st.value, st.detail, st.evidence) == ("unknown", "", [])
+
+
+def test_a_running_unit_with_restarts_in_its_journal_stays_running(tmp_path: Path) -> None:
+    restart = J.format("2:10", "systemd[1]", "vllm.service: Scheduled restart job, restart "
+                       "counter is at {}.")
+    lines = [STARTED, EXITED, FAILED, restart.format(1), STARTED, EXITED, FAILED,
+             restart.format(2)]
+    st = discover(_journal_host(tmp_path, lines,
+                                units="vllm.service loaded active running vLLM\n")
+                  )[2]["vllm.service"].state
+    assert (st.value, st.detail) == ("running", "systemctl list-units: active (running)")
+
+
+def test_an_error_after_the_failure_is_not_its_cause(tmp_path: Path) -> None:
+    uuid = "GPU-6c3b2a10-52b4-4c2f-8a0e-0e0f1c2d3e4f"
+    later = J.format("3:00", "vllm[2300]", f"ValueError: invalid literal for int() with base "
+                     f"10: '{uuid}'")
+    s = discover(_journal_host(tmp_path, [STARTED, EXITED, FAILED, STARTED, later],
+                               env=f"Environment=CUDA_VISIBLE_DEVICES={uuid}\n")
+                 )[2]["vllm.service"]
+    assert s.cause == ""
+
+
+def test_the_gpu_uuid_line_is_found_at_any_distance(tmp_path: Path) -> None:
+    uuid = "GPU-6c3b2a10-52b4-4c2f-8a0e-0e0f1c2d3e4f"
+    err = J.format("1:10", "vllm[2211]", f"ValueError: invalid literal for int() with base "
+                   f"10: '{uuid}'")
+    noise = J.format("1:11", "vllm[2211]", f"INFO visible devices '{uuid}'")
+    s = discover(_journal_host(tmp_path, [STARTED, err, noise, EXITED, J.format(
+        "1:12", "vllm[2211]", "shutting down"), FAILED],
+        env=f"Environment=CUDA_VISIBLE_DEVICES={uuid}\n"))[2]["vllm.service"]
+    assert s.cause.startswith("CUDA_VISIBLE_DEVICES (/etc/systemd/system/vllm.service:2) "
+                              "lists GPU UUIDs and the server parses it as integers: "
+                              "ValueError: invalid literal")
+
+
+def test_a_detail_line_before_the_error_is_not_joined(tmp_path: Path) -> None:
+    lines = [STARTED,
+             J.format("1:00", "vllm[2211]", "WARNING fp8 is not supported on this GPU"),
+             J.format("1:10", "vllm[2211]", "RuntimeError: engine died"),
+             EXITED, FAILED]
+    s = discover(_journal_host(tmp_path, lines))[2]["vllm.service"]
+    assert s.cause == "RuntimeError: engine died"

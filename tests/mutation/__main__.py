@@ -177,7 +177,35 @@ _RT_INVESTIGATED = ["tests/test_runtimes_live.py", "tests/test_runtimes_compose.
 TARGETS.update({
     # discovery called directly on small snapshots: the investigation-backed tests that also
     # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
-    "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"]),
+    "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"], equivalent={
+        **{line: "zip of lists built one per element of the other: never of unequal length"
+           for line in (
+            *(f'present = [d for d, got in zip(UNIT_DIRS, listings, {s}) if got and '
+              'got["paths"]]' for s in ("strict=None", "", "strict=False")),
+            *(f"for p, got in zip(patterns, greps, {s}):"
+              for s in ("strict=None", "", "strict=False")),
+            *(f"return [r for _, r in sorted(zip(UNIT_DIRS, results, {s}),"
+              for s in ("strict=None", "", "strict=False")))},
+        **{line: "the last component of an absolute path, however many splits" for line in (
+            *(f'names.setdefault(p.rsplit("/", {s}, p)'
+              for s in (")[-1]", "2)[-1]", "1)[+1]")),
+            *(f'wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else '
+              f'p.rsplit("/", {s})' for s in (")[-1]", "2)[-1]", "1)[+1]")),
+            *(f'found |= {{p.rsplit("/", {s}[len(prefix) : -len(".service")]'
+              for s in (")[-1]", "2)[-1]", "1)[+1]")))},
+        **{line: "a template's first @ is followed by .service (systemd's unit_name_is_valid): "
+                 "its name holds one @" for line in (
+            'prefix = template.split("@", )[0] + "@"', 'prefix = template.rsplit("@", 1)[0] + "@"',
+            'prefix = template.split("@", 2)[0] + "@"')},
+        "if _DETAIL.search(lines[j])), None)": "None is dropped with the empty detail "
+                                                "(`if x`) when the cause is joined",
+        **{line: "the failure line itself is systemd's message ('Failed with result', 'Main "
+                 "process exited'), which is neither an error line nor the int() error"
+           for line in (
+            "at = next((i for i in range(life.failure_line - 2, -1, -1) if "
+            "_ERROR.search(lines[i])),",
+            "uuid_line = next((i for i in range(life.failure_line - 2, -1, -1)")},
+    }),
     "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"]),
     "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"]),
     "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"]),
