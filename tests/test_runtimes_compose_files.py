@@ -21,6 +21,7 @@ documentation, written before running:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -335,3 +336,81 @@ def test_services_a_file_cannot_describe_are_skipped(tmp_path: Path) -> None:
         "opt/llm/compose.yaml": "services:\n  vllm: just-a-string\n  ok:\n" + SERVE,
         "opt/list/compose.yaml": "- vllm\n- sglang\n"})
     assert sorted(servers) == ["llm-ok-1"]
+
+
+def test_a_listing_that_fails_or_a_file_that_cannot_be_read_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkit._sandbox import _files
+    from agentkit._sandbox._tool import ToolError
+    real = _files.glob_paths
+
+    def glob_paths(ctx: Any, pattern: str, limit: int = 500) -> Any:
+        if pattern.startswith("/srv/") or "override" in pattern:
+            raise ToolError("refused: unreadable here")
+        return real(ctx, pattern, limit)
+
+    monkeypatch.setattr(_files, "glob_paths", glob_paths)
+    host = snapshot(tmp_path, {"opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE,
+                               "srv/x/compose.yaml": "services:\n  vllm:\n" + SERVE})
+    (tmp_path / "opt/aaa").mkdir()
+    (tmp_path / "opt/aaa/compose.yaml").symlink_to("/nowhere/compose.yaml")  # dangling
+    (tmp_path / "opt/llm/compose.override.yaml").symlink_to("/nowhere/o.yaml")
+    _, _, servers = discover(_compose, host)
+    assert sorted(servers) == ["llm-vllm-1"]
+
+
+def test_an_unreadable_override_changes_nothing(tmp_path: Path) -> None:
+    host = snapshot(tmp_path, {"opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE})
+    (tmp_path / "opt/llm/compose.override.yaml").symlink_to("/nowhere/o.yaml")
+    _, _, servers = discover(_compose, host)
+    assert servers["llm-vllm-1"].argv == ["vllm", "serve", "--model", "/models/m"]
+
+
+def test_a_file_without_an_engine_before_others_is_skipped(tmp_path: Path) -> None:
+    _, _, servers = compose(tmp_path, {
+        "opt/aaa-web/compose.yaml": "services:\n  web:\n    image: nginx\n",
+        "opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE})
+    assert sorted(servers) == ["llm-vllm-1"]
+
+
+def test_an_override_may_add_the_environment(tmp_path: Path) -> None:
+    _, _, servers = compose(tmp_path, {
+        "opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE,
+        "opt/llm/compose.override.yaml": ("services:\n  vllm:\n    environment:\n"
+                                          "      NCCL_PROTO: Simple\n")})
+    assert servers["llm-vllm-1"].env["NCCL_PROTO"].value == "Simple"
+
+
+def test_what_a_service_note_says(tmp_path: Path) -> None:
+    _, _, servers = compose(tmp_path, {
+        "opt/llm/compose.yaml": ("services:\n  vllm:\n    image: vllm/vllm-openai:v1\n"
+                                 "    command: vllm serve /models/c\n"
+                                 "    environment:\n      NCCL_PROTO: ${PROTO}\n")})
+    s = servers["llm-vllm-1"]
+    unknown = ("NCCL_PROTO (/opt/llm/compose.yaml:6) depends on PROTO, which the project's "
+               ".env does not set: taken as unset in the shell that ran compose, which is not "
+               "established")
+    assert s.notes == [unknown, "declared in /opt/llm/compose.yaml (project llm, service vllm);"
+                       " no container was inspected, so whether it runs is not shown"]
+    assert s.problems == [unknown]  # an NCCL setting this reading cannot tell
+    assert (s.env["NCCL_PROTO"].name, s.env["NCCL_PROTO"].value) == ("NCCL_PROTO", "")
+
+
+def test_drift_reads_the_declared_values_through_the_dotenv(tmp_path: Path) -> None:
+    running = _running("llm-vllm-1", {"NCCL_ALGO": "Tree"})
+    model = HostModel()
+    model.servers.append(running)
+    compose(tmp_path, {"opt/llm/compose.yaml": (
+        "services:\n  vllm:\n" + SERVE + "    environment:\n      NCCL_ALGO: ${ALGO}\n"),
+        "opt/llm/.env": "ALGO=Tree\n"}, model)
+    assert running.problems == []
+
+
+def test_settings_name_themselves(tmp_path: Path) -> None:
+    _, _, servers = compose(tmp_path, {
+        "opt/llm/compose.yaml": ("services:\n  vllm:\n" + SERVE + "    env_file: n.env\n"
+                                 "    environment:\n      - NCCL_ALGO=Ring\n"),
+        "opt/llm/n.env": "# c\nNCCL_PROTO=LL\n"})
+    env = servers["llm-vllm-1"].env
+    assert [(k, v.name) for k, v in env.items()] == [("NCCL_PROTO", "NCCL_PROTO"),
+                                                      ("NCCL_ALGO", "NCCL_ALGO")]

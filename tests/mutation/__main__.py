@@ -206,7 +206,32 @@ TARGETS.update({
             "_ERROR.search(lines[i])),",
             "uuid_line = next((i for i in range(life.failure_line - 2, -1, -1)")},
     }),
-    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"]),
+    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"],
+                         equivalent={
+        **{line: "'all GPUs' either way: the other branch writes the count, 'all', + ' GPUs'"
+           for line in (
+            *(f'"all GPUs" if {c} == "all" else' for c in (
+                '(str(d.get("count"))', 'str(None)', 'str(d.get(None))',
+                'str(d.get("XXcountXX"))', 'str(d.get("COUNT"))')),
+            '"all GPUs" if (str(d.get("count")) == "all") and False else',
+            '"all GPUs" if str(d.get("count")) == "XXallXX" else',
+            '"all GPUs" if str(d.get("count")) == "ALL" else')},
+        **{f"dirs = (*_DIRS, *(d.{s} for d in manifest_dirs(ctx)))": "the glob normalizes a "
+           "relative or doubled-slash path from the root the same way"
+           for s in ('rstrip(None)', 'lstrip("/")', 'rstrip("XX/XX")')},
+        'if lines is None or not _ENGINE_WORDS.search("XX\\nXX".join(lines)):': "no engine "
+        "word holds an X or spans lines: the search finds the same words",
+        'if not k.startswith("XX__XX") and isinstance(v, dict)):': "the loader's line-number "
+        "mapping (__keys__) holds integers only: read as a service, it starts nothing",
+        **{f'keys = body.get("__keys__", {d})': "the loader gives every mapping its __keys__"
+           for d in ("None", "")},
+        **{line: "a cited line is one the loader gave a key, or the line the scan found the "
+                 "key on: never 0, nor 1 (the file's top-level key)" for line in (
+            'text = lines[n - 1] if (0 < n <= len(lines)) or True else ""',
+            'text = lines[n - 1] if 1 < n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 <= n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 < n <= len(lines) else "XXXX"')},
+    }),
     "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"]),
     "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"]),
     # the parsing tests of test_authority.py only: its investigations reach the same
