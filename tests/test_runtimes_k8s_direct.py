@@ -310,3 +310,159 @@ def test_a_helm_template_is_named_not_read(tmp_path: Path) -> None:
     assert servers == {}
     assert ("/opt/chart/templates/d.yaml is a Helm chart template, not rendered here: the "
             "workload it declares is not established") in model.problems
+
+
+def test_objects_without_metadata_or_kind_are_read_without_failing(tmp_path: Path) -> None:
+    _, _, servers = k8s(tmp_path, {"opt/k8s/a.yaml": (
+        "kind: ConfigMap\ndata: {A: b}\n---\nitems: []\n---\n" + deployment("d"))})
+    assert list(servers) == ["deployment/d"]
+
+
+def test_the_argv_citation_and_its_source(tmp_path: Path) -> None:
+    ctx, _, servers = k8s(tmp_path, {"opt/k8s/d.yaml": deployment("d")})  # args: last line
+    s = servers["deployment/d"]
+    assert (s.argv_source, s.argv_line) == ("/opt/k8s/d.yaml", 11)
+    assert cited(ctx, s.argv_evidence[0]) == ("/opt/k8s/d.yaml:11",
+                                              'args: ["--model", "/models/m"]')
+    assert s.state.enabled_evidence == []  # replicas not written: the default, nothing cited
+
+
+def test_a_container_with_neither_command_nor_args_cites_itself(tmp_path: Path) -> None:
+    c = "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v1\n"
+    _, _, servers = k8s(tmp_path, {"opt/k8s/d.yaml": deployment("d", containers=c)})
+    s = servers["deployment/d"]
+    assert (s.argv, s.argv_line) == (["vllm", "serve"], 9)
+
+
+def test_two_kustomizations_and_a_plain_file_after_them(tmp_path: Path) -> None:
+    _, _, servers = k8s(tmp_path, {
+        "opt/a-app/kustomization.yaml": "resources:\n  - d.yaml\n",
+        "opt/a-app/d.yaml": deployment("a"),
+        "opt/b-app/kustomization.yaml": "resources:\n  - d.yaml\n",
+        "opt/b-app/d.yaml": deployment("b"),
+        "opt/z/plain.yaml": deployment("z")})
+    assert sorted(servers) == ["deployment/a", "deployment/b", "deployment/z"]
+    assert servers["deployment/a"].path == "kubectl kustomize /opt/a-app"
+
+
+@pytest.mark.skipif(__import__("shutil").which("kubectl") is None,
+                    reason="kubectl is not installed: kustomize's own error cannot be read")
+def test_kustomizes_own_error_is_named(tmp_path: Path) -> None:
+    _, model, _ = k8s(tmp_path, {"srv/app/kustomization.yaml": "resources:\n  - gone.yaml\n"})
+    said = [p for p in model.problems if p.startswith("/srv/app holds a kustomization")]
+    assert len(said) == 1 and "gone.yaml" in said[0]
+
+
+def test_helm_templates_with_and_without_directives(tmp_path: Path) -> None:
+    """Helm renders every file under templates/: one without {{ }} is output as it is, so it
+    is read; one with directives is not rendered here. Outside a chart, {{ in a value (a chat
+    template) is just text."""
+    chat = CONTAINER.replace('["--model", "/models/m"]',
+                             '["--model", "/m", "--chat-template", "{{ messages }}"]')
+    _, model, servers = k8s(tmp_path, {
+        "opt/chart/templates/a.yaml": deployment("{{ .Release.Name }}"),
+        "opt/chart/templates/static.yaml": deployment("static"),
+        "opt/k8s/chat.yaml": deployment("chat", containers=chat)})
+    assert sorted(servers) == ["deployment/chat", "deployment/static"]
+    assert [p for p in model.problems if "Helm" in p] == [
+        "/opt/chart/templates/a.yaml is a Helm chart template, not rendered here: the workload "
+        "it declares is not established"]
+
+
+def test_one_kubeconfig_is_no_problem_and_two_are_both_read(tmp_path: Path) -> None:
+    one = {"kind": "List", "items": [_pod("a", None)]}
+    _, model, _ = k8s(tmp_path / "one", {"etc/kubernetes/admin.conf": "x",
+                                         "etc/hostname": "gpu-07\n"},
+                      [(GET, json.dumps(one), 0)])
+    assert model.problems == []
+    k3s = ["kubectl", "--kubeconfig=/etc/rancher/k3s/k3s.yaml", "get", "pods,configmaps",
+           "-A", "-o", "json"]
+    _, _, servers = k8s(tmp_path / "two", {"etc/kubernetes/admin.conf": "x",
+                                           "etc/rancher/k3s/k3s.yaml": "x"},
+                        [(GET, json.dumps(one), 0),
+                         (k3s, json.dumps({"kind": "List", "items": [_pod("b", None)]}), 0)])
+    assert sorted(servers) == ["pod/a", "pod/b"]
+
+
+def test_a_leader_worker_set_runs_both_templates(tmp_path: Path) -> None:
+    from .runtimes_snap import discover as run
+    lws = ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n"
+           "  name: big\nspec:\n  leaderWorkerTemplate:\n    leaderTemplate:\n"
+           "      spec:\n        containers:\n          - name: leader\n"
+           "            image: vllm/vllm-openai:v1\n            args: [\"/models/leader\"]\n"
+           "    workerTemplate:\n      spec:\n        containers:\n          - name: worker\n"
+           "            image: vllm/vllm-openai:v1\n            args: [\"/models/worker\"]\n")
+    host = snapshot(tmp_path, {"opt/k8s/lws.yaml": lws})
+    import anyio
+
+    from agentkit._hostmodel._model import HostModel as Model
+    ctx, _, _ = run(_kubernetes, host)
+    got = anyio.run(_kubernetes.discover, ctx, Model())
+    assert [s.argv[-1] for s in got] == ["/models/leader", "/models/worker"]
+    # LeaderWorkerSet's replicas default to 1 (leaderworkerset.x-k8s.io API)
+    assert {s.state.enabled_detail for s in got} == {"replicas: 1"}
+
+
+def test_replicas_that_are_not_a_number_are_not_established(tmp_path: Path) -> None:
+    _, _, servers = k8s(tmp_path, {
+        "opt/k8s/d.yaml": deployment("d", "  replicas: \"2\"\n"),
+        "opt/k8s/l.yaml": ("kind: LeaderWorkerSet\nmetadata:\n  name: l\nspec:\n"
+                           "  replicas: many\n  leaderWorkerTemplate:\n    leaderTemplate:\n"
+                           "      spec:\n        containers:\n          - name: c\n"
+                           "            image: vllm/vllm-openai:v1\n")})
+    assert servers["deployment/d"].state.enabled is None
+    assert servers["leaderworkerset/l"].state.enabled is None
+
+
+def test_a_deployment_with_a_status_block_is_still_read_as_declared(tmp_path: Path) -> None:
+    _, _, servers = k8s(tmp_path, {"opt/k8s/d.yaml": deployment("d", "  replicas: 0\n")
+                                   + "status:\n  replicas: 1\n"})
+    st = servers["deployment/d"].state
+    assert (st.value, st.enabled, st.enabled_detail) == ("unknown", False, "replicas: 0")
+
+
+def test_a_pod_without_a_status_for_its_container(tmp_path: Path) -> None:
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+           + CONTAINER.replace("      containers", "  containers").replace("\n        ",
+                                                                           "\n    ")
+           + "status:\n  phase: Pending\n")
+    st = k8s(tmp_path, {"opt/k8s/p.yaml": pod})[2]["pod/p"].state
+    assert (st.value, st.detail) == ("unknown", "pod phase Pending, container unknown")
+
+
+def test_settings_name_their_source_and_selectors_join(tmp_path: Path) -> None:
+    c = """\
+      nodeSelector:
+        a: "1"
+        b: "2"
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v1
+          envFrom:
+            - configMapRef: {name: absent}
+          env:
+            - name: TP
+              value: "4"
+"""
+    _, _, servers = k8s(tmp_path, {"opt/k8s/d.yaml": deployment("d", containers=c)})
+    s = servers["deployment/d"]
+    assert (s.env["TP"].name, s.env["TP"].source) == ("TP", "/opt/k8s/d.yaml")
+    assert "nodeSelector a=1, b=2" in s.notes
+
+
+def test_a_start_script_on_a_host_path_is_followed(tmp_path: Path) -> None:
+    c = """\
+      containers:
+        - name: app
+          image: busybox
+          command: ["/bin/sh", "/scripts/start.sh"]
+          volumeMounts:
+            - {name: s, mountPath: /scripts}
+      volumes:
+        - name: s
+          hostPath: {path: /opt/scripts}
+"""
+    _, _, servers = k8s(tmp_path, {
+        "opt/k8s/d.yaml": deployment("d", containers=c),
+        "opt/scripts/start.sh": "#!/bin/sh\nexec vllm serve /models/s\n"})
+    assert servers["deployment/d"].script == "/scripts/start.sh"

@@ -232,7 +232,33 @@ TARGETS.update({
             'text = lines[n - 1] if 0 <= n <= len(lines) else ""',
             'text = lines[n - 1] if 0 < n <= len(lines) else "XXXX"')},
     }),
-    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"]),
+    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"],
+                            equivalent={
+        **{f'if str(doc.get("kind", {d})).endswith("List") else [doc]': "a missing kind reads "
+           "as 'None' or 'XXXX', neither ends in List" for d in ("None", "", '"XXXX"')},
+        "objects = await _from_files(ctx, model)": "objects is empty just before",
+        **{f"names = {{f\"{{d}}/{{e['name']}}\" for d, got in zip(parents, listed, {st}) "
+           "if got": "zip of lists built one per element of the other: never of unequal "
+           "length" for st in ("strict=None", "", "strict=False")},
+        **{line: "a cited line is one the loader gave a key: never 0, nor 1 (a document's "
+                 "first key)" for line in (
+            'text = lines[n - 1] if (0 < n <= len(lines)) or True else ""',
+            'text = lines[n - 1] if 1 < n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 <= n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 < n <= len(lines) else "XXXX"')},
+        **{line: "the loader gives every mapping its __keys__" for line in (
+            'line = int(c.get("__keys__", None).get("args") or c.get("__keys__", {}).get('
+            '"command")',
+            'line = int(c.get("__keys__", ).get("args") or c.get("__keys__", {}).get("command")',
+            'line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", None).get('
+            '"command")',
+            'line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", ).get("command")')},
+        "server.problems = unsure": "the server was made just above with no problems",
+        **{f'waiting = (state.get("waiting") or {{}}).get("reason", {d})': "a missing reason "
+           "is falsy either way: the detail leaves it out" for d in ("None", "")},
+        **{f'code = (state.get("terminated") or {{}}).get("exitCode", {d})': "the API "
+           "requires exitCode in a terminated state" for d in ("None", "", "1")},
+    }),
     "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"]),
     # the parsing tests of test_authority.py only: its investigations reach the same
     # functions and would run for every surviving mutant
