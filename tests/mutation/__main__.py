@@ -172,8 +172,6 @@ TARGETS: dict[str, Target] = {
 # fast test files that reach it, never tests/test_scenarios.py (whole investigations per
 # mutant). mutmut runs, per mutant, only the tests among these that reach its function.
 _RT = "agentkit/_hostmodel/runtimes/"
-_RT_INVESTIGATED = ["tests/test_runtimes_live.py", "tests/test_runtimes_compose.py",
-                    "tests/test_runtimes_k8s.py", "tests/test_runtimes_procs.py"]
 TARGETS.update({
     # discovery called directly on small snapshots: the investigation-backed tests that also
     # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
@@ -285,7 +283,7 @@ TARGETS.update({
     "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
                                          "tests/test_runtimes_k8s_env.py"]),
     "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_manifests.py"]),
-    "host-build": Target("agentkit/_hostmodel/_build.py", _RT_INVESTIGATED),
+    "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"]),
 })
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
