@@ -302,3 +302,87 @@ def test_a_compact_inspect_output_is_read(tmp_path: Path) -> None:
                                             (inspect("docker", "llm"), out, 0)])
     ev = servers["llm"].env["NCCL_PROTO"].evidence[0]
     assert cited(ctx, ev)[1] == out[:400]
+
+
+def test_podman_is_asked_when_docker_ps_fails(tmp_path: Path) -> None:
+    listing = json.dumps([7, {"Names": ["p"], "Command": ["vllm", "serve", "/m"],
+                              "Image": "x", "State": "running"}])
+    _, model, servers = containers(tmp_path, [(ps("docker"), "", 1), (ps("podman"), listing, 0)])
+    assert list(servers) == ["p"]
+    assert model.looked_in == ["`docker ps`", "`podman ps`"]
+
+
+def test_ps_rows_name_image_and_linked_names(tmp_path: Path) -> None:
+    """``.Names`` of a container with legacy links lists them comma-separated after its own
+    name; a container whose command says nothing is still inspected for its engine image."""
+    row_ = json.dumps({"Command": '"--model /models/m"', "Image": "vllm/vllm-openai:v1",
+                       "Names": "llm,web/llm", "State": "running"})
+    _, _, servers = containers(tmp_path, [(ps("docker"), row_, 0),
+                                          (inspect("docker", "llm"), json.dumps([item("llm")]),
+                                           0)])
+    assert list(servers) == ["llm"]
+
+
+def test_a_ps_only_server_says_where_everything_comes_from(tmp_path: Path) -> None:
+    ctx, _, servers = containers(tmp_path, [(ps("docker"), row("llm"), 0)])
+    s = servers["llm"]
+    assert (s.path, s.files, s.argv_source, s.argv_line, s.runtime) == (
+        "docker ps", [], "docker ps", 0, "docker")
+    assert s.log_argv == ["docker", "logs", "--tail", "2000", "--timestamps", "llm"]
+    assert "read from `docker ps` only: its environment (NCCL settings), mounts and restart " \
+           "policy are unknown" in s.notes
+    locator, _ = cited(ctx, s.argv_evidence[0])
+    assert locator.endswith(" line 1")
+
+
+def test_a_podman_array_cites_the_whole_listing(tmp_path: Path) -> None:
+    listing = json.dumps([{"Names": ["a"], "Command": ["vllm", "serve", "/m"], "Image": "x",
+                           "State": "running"}], indent=1)
+    ctx, _, servers = containers(tmp_path, [(ps("podman"), listing, 0)])
+    assert " line " not in cited(ctx, servers["a"].argv_evidence[0])[0]
+
+
+def test_each_inspected_object_cites_its_own_lines(tmp_path: Path) -> None:
+    a, b = item("llm"), item("llm2")
+    b["Id"] = "f" * 64
+    ctx, _, servers = containers(tmp_path, [(ps("docker"), row("llm"), 0),
+                                            (inspect("docker", "llm"),
+                                             json.dumps([a, b], indent=4), 0)])
+    first = cited(ctx, servers["llm"].env["NCCL_PROTO"].evidence[0])[0]
+    second = cited(ctx, servers["llm2"].env["NCCL_PROTO"].evidence[0])[0]
+    assert int(first.rsplit(" ", 1)[-1]) < int(second.rsplit(" ", 1)[-1])
+    s = servers["llm2"]
+    assert (s.argv_source, s.argv_line, s.files, s.user) == ("docker inspect llm2", 0, [],
+                                                             "root")
+    proto = s.env["NCCL_PROTO"]
+    assert (proto.name, proto.line) == ("NCCL_PROTO", 0)
+
+
+def test_an_inspect_without_a_command_or_with_a_bare_path(tmp_path: Path) -> None:
+    none = item("a", Path="", Args=[])
+    bare = item("b", Path="python3", Args=[])
+    _, _, servers = containers(tmp_path, [
+        (ps("docker"), row("a", "python3") + "\n" + row("b", "python3"), 0),
+        (inspect("docker", "a"), json.dumps([none]), 0),
+        (inspect("docker", "b"), json.dumps([bare]), 0)])
+    assert servers == {}
+
+
+def test_an_environment_value_may_hold_an_equals_sign(tmp_path: Path) -> None:
+    """NCCL_IB_HCA's exact-match form starts with '=' (NCCL's documentation): the name ends at
+    the first '='."""
+    it = item("llm")
+    it["Config"]["Env"] = ["NCCL_IB_HCA==mlx5_0:1"]
+    _, _, servers = containers(tmp_path, [(ps("docker"), row("llm"), 0),
+                                          (inspect("docker", "llm"), json.dumps([it]), 0)])
+    assert servers["llm"].env["NCCL_IB_HCA"].value == "=mlx5_0:1"
+
+
+def test_a_start_script_on_a_mount_is_followed(tmp_path: Path) -> None:
+    it = item("llm", Path="/bin/sh", Args=["/scripts/start.sh"],
+              Mounts=[{"Source": "/opt/scripts", "Destination": "/scripts"}])
+    host = snapshot(tmp_path, {"opt/scripts/start.sh": "#!/bin/sh\nexec vllm serve /models/s\n"},
+                    [(ps("docker"), row("llm", "/bin/sh /scripts/start.sh"), 0),
+                     (inspect("docker", "llm"), json.dumps([it]), 0)])
+    s = discover(_containers, host)[2]["llm"]
+    assert s.script == "/scripts/start.sh"

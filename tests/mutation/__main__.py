@@ -257,7 +257,21 @@ TARGETS.update({
         **{f'code = (state.get("terminated") or {{}}).get("exitCode", {d})': "the API "
            "requires exitCode in a terminated state" for d in ("None", "", "1")},
     }),
-    "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"]),
+    "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"],
+                            equivalent={
+        **{line: "zip of lists built one per element of the other (spans are made as many "
+                 "as the items): never of unequal length"
+           for st in ("strict=None", "", "strict=False") for line in (
+            f"for cli, out in zip(CLIS, listings, {st}):",
+            f"for row, inspected in zip(rows, got, {st}):",
+            f"spans = [(a, b - 1) for a, b in zip(starts, ends, {st})]",
+            f"return list(zip(items, spans, {st}))")},
+        "for n, row in enumerate(rows if (isinstance(rows, list)) or True else [], 1):":
+            "rows is always a list: an array's parse, or one object per line",
+        **{f'compose = labels.get("com.docker.compose.project.config_files", {d})': "a missing "
+           "label is falsy either way" for d in ("None", "")},
+        'path = str(dev.get("PathOnHost") or "XXXX")': "'' and 'XXXX' are both no /dev/nvidiaN",
+    }),
     # the parsing tests of test_authority.py only: its investigations reach the same
     # functions and would run for every surviving mutant
     "rt-systemctl-show": Target(_RT + "_systemctl_show.py", [
