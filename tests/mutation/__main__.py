@@ -203,6 +203,13 @@ TARGETS.update({
             "at = next((i for i in range(life.failure_line - 2, -1, -1) if "
             "_ERROR.search(lines[i])),",
             "uuid_line = next((i for i in range(life.failure_line - 2, -1, -1)")},
+        **{line: "parse_config's answer always holds these keys (agentkit/_sandbox/_configs.py)"
+           for line in ('problems=list(eff.get("problems", None)))',
+                        'problems=list(eff.get("problems", )))',
+                        'workdir = next((e["value"] for e in parsed.get("entries", None)',
+                        'workdir = next((e["value"] for e in parsed.get("entries", )')},
+        'if e["key"] == "Service.WorkingDirectory"), "XX/XX")': "contain() reads a working "
+        "directory that is not absolute as /, the default",
     }),
     "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"],
                          equivalent={
