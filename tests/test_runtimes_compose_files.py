@@ -414,3 +414,11 @@ def test_settings_name_themselves(tmp_path: Path) -> None:
     env = servers["llm-vllm-1"].env
     assert [(k, v.name) for k, v in env.items()] == [("NCCL_PROTO", "NCCL_PROTO"),
                                                       ("NCCL_ALGO", "NCCL_ALGO")]
+
+
+@pytest.mark.parametrize("override", ["- vllm\n- other\n", "services: [vllm]\n"])
+def test_an_override_compose_could_not_merge_changes_nothing(tmp_path: Path,
+                                                             override: str) -> None:
+    _, _, servers = compose(tmp_path, {"opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE,
+                                       "opt/llm/compose.override.yaml": override})
+    assert servers["llm-vllm-1"].argv == ["vllm", "serve", "--model", "/models/m"]
