@@ -424,7 +424,8 @@ def _equivalent(t: Target, diff: str) -> bool:
 def changed_targets(rev: str) -> list[str]:
     diff = subprocess.run(["git", "diff", "--name-only", rev, "--"], cwd=REPO,
                           capture_output=True, text=True, check=True).stdout.split()
-    return [n for n, t in TARGETS.items() if t.path in diff or set(t.tests) & set(diff)]
+    return [n for n, t in TARGETS.items()  # a test may be named by node id (file::test)
+            if t.path in diff or {x.split("::")[0] for x in t.tests} & set(diff)]
 
 
 def main(argv: list[str] | None = None) -> int:
