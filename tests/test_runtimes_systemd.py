@@ -22,22 +22,21 @@ Expected values come from systemd's documentation, written before running:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from agentkit import Host
 from agentkit._hostmodel._model import HostModel, Server
 from agentkit._hostmodel.runtimes import _systemd
 from agentkit._sandbox._context import RecipeContext
-from agentkit._sandbox._sandbox import Sandbox
-from agentkit._types import TaskSpec
+
+from .runtimes_snap import cited, snapshot
+from .runtimes_snap import discover as _discover
 
 SYS = "etc/systemd/system"
 LIST_UNITS = ["systemctl", "list-units", "--type=service", "--all", "--no-legend", "--plain"]
@@ -49,33 +48,8 @@ def journal(unit: str) -> list[str]:
     return ["journalctl", "-u", unit, "-n", "2000", "--no-pager"]
 
 
-def snapshot(root: Path, files: dict[str, str],
-             commands: list[tuple[list[str], str, int]] | None = None) -> Host:
-    """A snapshot root holding ``files`` and the captured ``commands`` (argv, stdout, rc)."""
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    (root / ".agentkit/commands").mkdir(parents=True, exist_ok=True)
-    captured = []
-    for n, (argv, out, rc) in enumerate(commands or []):
-        (root / f".agentkit/commands/{n}.txt").write_text(out)
-        captured.append({"argv": argv, "stdout": f"commands/{n}.txt", "exit_code": rc})
-    (root / ".agentkit/snapshot.json").write_text(json.dumps(
-        {"format": "agentkit-snapshot", "version": 1, "commands": captured}))
-    return Host.at(root)
-
-
 def discover(host: Host) -> tuple[RecipeContext, HostModel, dict[str, Server]]:
-    ctx = RecipeContext(Sandbox(host, task_id="t"), TaskSpec(id="t", title="t", objective="o"))
-    model = HostModel()
-    servers = anyio.run(_systemd.discover, ctx, model)
-    return ctx, model, {s.name: s for s in servers}
-
-
-def cited(ctx: RecipeContext, ev: str) -> tuple[str, str]:
-    e = ctx.box.evidence[ev]
-    return e.locator, e.excerpt
+    return _discover(_systemd, host)
 
 
 def test_an_earlier_unit_directory_hides_the_same_name_later(tmp_path: Path) -> None:
