@@ -282,13 +282,18 @@ TARGETS.update({
     # the parsing tests of test_authority.py only: its investigations reach the same
     # functions and would run for every surviving mutant
     "rt-systemctl-show": Target(_RT + "_systemctl_show.py", [
-        f"tests/test_authority.py::test_{n}" for n in (
+        "tests/test_systemctl_show.py", *(f"tests/test_authority.py::test_{n}" for n in (
             "systemd_quoting_vectors_read_back", "older_systemd_kept_a_tab_raw_inside_the_quotes",
             "invalid_utf8_bytes_come_back_as_replacement_characters",
             "environment_round_trip", "a_full_show_output", "empty_properties_as_printed_with_p",
             "what_cannot_be_read_back_is_named_with_its_line", "show_environment_posix_form",
             "the_fixed_shapes_are_allowed_and_nothing_around_them",
-            "quote_is_systemds_on_its_own_vectors")]),
+            "quote_is_systemds_on_its_own_vectors"))],
+                                equivalent={
+        "shown.unset = split_strv(value)": "systemctl show prints each property once",
+        "shown.dropins = split_strv(value)": "systemctl show prints each property once",
+        "shown.main_pid = int(value or 1)": "MainPID is printed as a number (0 when none)",
+    }),
     "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
     "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
                                              "tests/test_runtimes_compose.py"]),
