@@ -296,7 +296,7 @@ TARGETS.update({
     }),
     "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
     "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
-                                             "tests/test_runtimes_compose.py"]),
+                                             "tests/test_runtimes_compose_files.py"]),
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
