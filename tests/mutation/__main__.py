@@ -193,6 +193,153 @@ TARGETS: dict[str, Target] = {
            for shm in ("XX/dev/shmXX", "/DEV/SHM")},
     }),
 }
+# The host model's runtimes and the build that calls them (issue 26, item 7): each with the
+# fast test files that reach it, never tests/test_scenarios.py (whole investigations per
+# mutant). mutmut runs, per mutant, only the tests among these that reach its function.
+_RT = "agentkit/_hostmodel/runtimes/"
+TARGETS.update({
+    # discovery called directly on small snapshots: the investigation-backed tests that also
+    # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
+    "rt-systemd": Target(_RT + "_systemd.py", ["tests/test_runtimes_systemd.py"], equivalent={
+        **{line: "zip of lists built one per element of the other: never of unequal length"
+           for line in (
+            *(f'present = [d for d, got in zip(UNIT_DIRS, listings, {s}) if got and '
+              'got["paths"]]' for s in ("strict=None", "", "strict=False")),
+            *(f"for p, got in zip(patterns, greps, {s}):"
+              for s in ("strict=None", "", "strict=False")),
+            *(f"return [r for _, r in sorted(zip(UNIT_DIRS, results, {s}),"
+              for s in ("strict=None", "", "strict=False")))},
+        **{line: "the last component of an absolute path, however many splits" for line in (
+            *(f'names.setdefault(p.rsplit("/", {s}, p)'
+              for s in (")[-1]", "2)[-1]", "1)[+1]")),
+            *(f'wanted.add(p.split("/")[-2][:-2] if p.endswith(".conf") else '
+              f'p.rsplit("/", {s})' for s in (")[-1]", "2)[-1]", "1)[+1]")),
+            *(f'found |= {{p.rsplit("/", {s}[len(prefix) : -len(".service")]'
+              for s in (")[-1]", "2)[-1]", "1)[+1]")))},
+        **{line: "a template's first @ is followed by .service (systemd's unit_name_is_valid): "
+                 "its name holds one @" for line in (
+            'prefix = template.split("@", )[0] + "@"', 'prefix = template.rsplit("@", 1)[0] + "@"',
+            'prefix = template.split("@", 2)[0] + "@"')},
+        "if _DETAIL.search(lines[j])), None)": "None is dropped with the empty detail "
+                                                "(`if x`) when the cause is joined",
+        **{line: "the failure line itself is systemd's message ('Failed with result', 'Main "
+                 "process exited'), which is neither an error line nor the int() error"
+           for line in (
+            "at = next((i for i in range(life.failure_line - 2, -1, -1) if "
+            "_ERROR.search(lines[i])),",
+            "uuid_line = next((i for i in range(life.failure_line - 2, -1, -1)")},
+        **{line: "parse_config's answer always holds these keys (agentkit/_sandbox/_configs.py)"
+           for line in ('problems=list(eff.get("problems", None)))',
+                        'problems=list(eff.get("problems", )))',
+                        'workdir = next((e["value"] for e in parsed.get("entries", None)',
+                        'workdir = next((e["value"] for e in parsed.get("entries", )')},
+        'if e["key"] == "Service.WorkingDirectory"), "XX/XX")': "contain() reads a working "
+        "directory that is not absolute as /, the default",
+    }),
+    "rt-compose": Target(_RT + "_compose.py", ["tests/test_runtimes_compose_files.py"],
+                         equivalent={
+        **{line: "'all GPUs' either way: the other branch writes the count, 'all', + ' GPUs'"
+           for line in (
+            *(f'"all GPUs" if {c} == "all" else' for c in (
+                '(str(d.get("count"))', 'str(None)', 'str(d.get(None))',
+                'str(d.get("XXcountXX"))', 'str(d.get("COUNT"))')),
+            '"all GPUs" if (str(d.get("count")) == "all") and False else',
+            '"all GPUs" if str(d.get("count")) == "XXallXX" else',
+            '"all GPUs" if str(d.get("count")) == "ALL" else')},
+        **{f"dirs = (*_DIRS, *(d.{s} for d in manifest_dirs(ctx)))": "the glob normalizes a "
+           "relative or doubled-slash path from the root the same way"
+           for s in ('rstrip(None)', 'lstrip("/")', 'rstrip("XX/XX")')},
+        'if lines is None or not _ENGINE_WORDS.search("XX\\nXX".join(lines)):': "no engine "
+        "word holds an X or spans lines: the search finds the same words",
+        'if not k.startswith("XX__XX") and isinstance(v, dict)):': "the loader's line-number "
+        "mapping (__keys__) holds integers only: read as a service, it starts nothing",
+        **{f'keys = body.get("__keys__", {d})': "the loader gives every mapping its __keys__"
+           for d in ("None", "")},
+        **{line: "a cited line is one the loader gave a key, or the line the scan found the "
+                 "key on: never 0, nor 1 (the file's top-level key)" for line in (
+            'text = lines[n - 1] if (0 < n <= len(lines)) or True else ""',
+            'text = lines[n - 1] if 1 < n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 <= n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 < n <= len(lines) else "XXXX"')},
+    }),
+    "rt-kubernetes": Target(_RT + "_kubernetes.py", ["tests/test_runtimes_k8s_direct.py"],
+                            equivalent={
+        **{f'if str(doc.get("kind", {d})).endswith("List") else [doc]': "a missing kind reads "
+           "as 'None' or 'XXXX', neither ends in List" for d in ("None", "", '"XXXX"')},
+        "objects = await _from_files(ctx, model)": "objects is empty just before",
+        **{f"names = {{f\"{{d}}/{{e['name']}}\" for d, got in zip(parents, listed, {st}) "
+           "if got": "zip of lists built one per element of the other: never of unequal "
+           "length" for st in ("strict=None", "", "strict=False")},
+        **{line: "a cited line is one the loader gave a key: never 0, nor 1 (a document's "
+                 "first key)" for line in (
+            'text = lines[n - 1] if (0 < n <= len(lines)) or True else ""',
+            'text = lines[n - 1] if 1 < n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 <= n <= len(lines) else ""',
+            'text = lines[n - 1] if 0 < n <= len(lines) else "XXXX"')},
+        **{line: "the loader gives every mapping its __keys__" for line in (
+            'line = int(c.get("__keys__", None).get("args") or c.get("__keys__", {}).get('
+            '"command")',
+            'line = int(c.get("__keys__", ).get("args") or c.get("__keys__", {}).get("command")',
+            'line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", None).get('
+            '"command")',
+            'line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", ).get("command")')},
+        "server.problems = unsure": "the server was made just above with no problems",
+        **{f'waiting = (state.get("waiting") or {{}}).get("reason", {d})': "a missing reason "
+           "is falsy either way: the detail leaves it out" for d in ("None", "")},
+        **{f'code = (state.get("terminated") or {{}}).get("exitCode", {d})': "the API "
+           "requires exitCode in a terminated state" for d in ("None", "", "1")},
+    }),
+    "rt-containers": Target(_RT + "_containers.py", ["tests/test_runtimes_containers.py"],
+                            equivalent={
+        **{line: "zip of lists built one per element of the other (spans are made as many "
+                 "as the items): never of unequal length"
+           for st in ("strict=None", "", "strict=False") for line in (
+            f"for cli, out in zip(CLIS, listings, {st}):",
+            f"for row, inspected in zip(rows, got, {st}):",
+            f"spans = [(a, b - 1) for a, b in zip(starts, ends, {st})]",
+            f"return list(zip(items, spans, {st}))")},
+        "for n, row in enumerate(rows if (isinstance(rows, list)) or True else [], 1):":
+            "rows is always a list: an array's parse, or one object per line",
+        **{f'compose = labels.get("com.docker.compose.project.config_files", {d})': "a missing "
+           "label is falsy either way" for d in ("None", "")},
+        'path = str(dev.get("PathOnHost") or "XXXX")': "'' and 'XXXX' are both no /dev/nvidiaN",
+    }),
+    # the parsing tests of test_authority.py only: its investigations reach the same
+    # functions and would run for every surviving mutant
+    "rt-systemctl-show": Target(_RT + "_systemctl_show.py", [
+        "tests/test_systemctl_show.py", *(f"tests/test_authority.py::test_{n}" for n in (
+            "systemd_quoting_vectors_read_back", "older_systemd_kept_a_tab_raw_inside_the_quotes",
+            "invalid_utf8_bytes_come_back_as_replacement_characters",
+            "environment_round_trip", "a_full_show_output", "empty_properties_as_printed_with_p",
+            "what_cannot_be_read_back_is_named_with_its_line", "show_environment_posix_form",
+            "the_fixed_shapes_are_allowed_and_nothing_around_them",
+            "quote_is_systemds_on_its_own_vectors"))],
+                                equivalent={
+        "shown.unset = split_strv(value)": "systemctl show prints each property once",
+        "shown.dropins = split_strv(value)": "systemctl show prints each property once",
+        "shown.main_pid = int(value or 1)": "MainPID is printed as a number (0 when none)",
+    }),
+    "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
+    "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
+                                             "tests/test_runtimes_compose_files.py"]),
+    "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
+    "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
+    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
+    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
+                                                   "tests/test_runtimes_manifests.py"]),
+    # only the podman scenarios reach a quadlet unit
+    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_scenarios.py"]),
+    "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
+                                             "tests/test_runtimes_compose_dotenv.py"]),
+    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
+                                         "tests/test_runtimes_k8s_env.py"]),
+    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_manifests.py"]),
+    "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
+                         equivalent={
+        f'select_current(model, str(ctx.spec.inputs.get("question", {d})))': "without a "
+        "question, 'None' or 'XXXX' is read instead of '': words no server name holds"
+        for d in ("None", "", '"XXXX"')}),
+})
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
 TARGETS["spawn"] = Target("agentkit/_sandbox/_spawn.py", TARGETS["commands"].tests,
@@ -307,7 +454,8 @@ def _equivalent(t: Target, diff: str) -> bool:
 def changed_targets(rev: str) -> list[str]:
     diff = subprocess.run(["git", "diff", "--name-only", rev, "--"], cwd=REPO,
                           capture_output=True, text=True, check=True).stdout.split()
-    return [n for n, t in TARGETS.items() if t.path in diff or set(t.tests) & set(diff)]
+    return [n for n, t in TARGETS.items()  # a test may be named by node id (file::test)
+            if t.path in diff or {x.split("::")[0] for x in t.tests} & set(diff)]
 
 
 def main(argv: list[str] | None = None) -> int:

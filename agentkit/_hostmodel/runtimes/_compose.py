@@ -244,12 +244,17 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
                 notes.append(f"env_file {full} could not be read: its variables are unknown")
             continue
         outside: list[str] = []
-        for key, value, n in parse_env_file(found, dotenv, outside):
+        entries = parse_env_file(found, dotenv, outside)
+        for i, (key, value, n) in enumerate(entries):
             ev = ctx.cite("file", f"{full}:{n}", found[n - 1].strip(), found[n - 1])
             env[key] = Setting(name=key, value=value, source=full, line=n, evidence=[ev],
                                origin="compose env_file")
-            if outside and "$" in found[n - 1]:
-                notes.append(f"{key} ({full}:{n}) may depend on {', '.join(outside)}, which "
+            # only the names this entry refers to (its value may span lines up to the next)
+            end = entries[i + 1][2] - 1 if i + 1 < len(entries) else len(found)
+            own = "\n".join(found[n - 1:end])
+            lacks = [m for m in outside if re.search(rf"\${{?{re.escape(m)}\b", own)]
+            if lacks:
+                notes.append(f"{key} ({full}:{n}) may depend on {', '.join(lacks)}, which "
                              "the project's .env does not set: taken as unset in the shell "
                              "that ran compose, which is not established")
         if outside and outside[-1].startswith("nothing:"):

@@ -144,7 +144,9 @@ def _items(text: str) -> list[tuple[dict[str, Any], tuple[int, int]]]:
         return []
     lines = text.splitlines()
     starts = [n for n, ln in enumerate(lines, 1) if re.match(r'^\s*"Id":', ln)]
-    spans = [(a, b - 1) for a, b in zip(starts, [*starts[1:], len(lines) + 1], strict=True)]
+    # compact JSON (one line, no "Id" at a line's start) has no spans: the whole output
+    ends = [*starts[1:], len(lines) + 1] if starts else []
+    spans = [(a, b - 1) for a, b in zip(starts, ends, strict=True)]
     items = [d for d in data if isinstance(d, dict)]
     if len(spans) != len(items):
         spans = [(1, len(lines))] * len(items)

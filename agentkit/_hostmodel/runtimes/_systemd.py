@@ -206,7 +206,9 @@ async def _states(ctx: RecipeContext, servers: list[Server], units_out: dict[str
             st.evidence = [ctx.cite_output_line(units_out, n)]
         if s.name in files and files_out:
             state, n = files[s.name]
-            st.enabled = state in ("enabled", "enabled-runtime", "alias", "linked")
+            # systemctl(1)'s is-enabled table: "linked" (systemctl link) only makes the unit
+            # loadable, is-enabled exits 1 for it; enabling it as well shows "enabled"
+            st.enabled = state in ("enabled", "enabled-runtime", "alias")
             st.enabled_detail = f"systemctl list-unit-files: {state}"
             st.enabled_evidence = [ctx.cite_output_line(files_out, n)]
         elif links is not None:
