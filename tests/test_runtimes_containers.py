@@ -75,7 +75,9 @@ def test_an_inspected_container_is_read_from_inspect(tmp_path: Path) -> None:
                                                            "1000", "0123456789ab")
     assert s.argv == ["vllm", "serve", "/models/m", "--tensor-parallel-size", "2"]
     assert s.log_argv == ["docker", "logs", "--tail", "2000", "--timestamps", "llm"]
-    assert cited(ctx, s.argv_evidence[0])[1] == '"Args": ['
+    # the key's line and the values below it: the excerpt shows the arguments it cites
+    assert cited(ctx, s.argv_evidence[0])[1] == (
+        '"Args": [\n"serve",\n"/models/m",\n"--tensor-parallel-size",\n"2"')
     proto = s.env["NCCL_PROTO"]
     assert (proto.value, proto.source, proto.origin) == (
         "LL", "docker inspect llm, Config.Env", "container environment")
@@ -101,7 +103,7 @@ def test_entrypoint_and_cmd_when_path_is_empty(tmp_path: Path) -> None:
                                             (inspect("docker", "llm"),
                                              json.dumps([it], indent=4), 0)])
     assert servers["llm"].argv == ["vllm", "serve", "/models/x"]
-    assert cited(ctx, servers["llm"].argv_evidence[0])[1] == '"Cmd": ['
+    assert cited(ctx, servers["llm"].argv_evidence[0])[1] == '"Cmd": [\n"/models/x"'
 
 
 @pytest.mark.parametrize(("status", "code", "value", "detail"), [
@@ -301,7 +303,7 @@ def test_a_compact_inspect_output_is_read(tmp_path: Path) -> None:
     ctx, _, servers = containers(tmp_path, [(ps("docker"), row("llm"), 0),
                                             (inspect("docker", "llm"), out, 0)])
     ev = servers["llm"].env["NCCL_PROTO"].evidence[0]
-    assert cited(ctx, ev)[1] == out[:400]
+    assert cited(ctx, ev)[1] == out[:399] + "…"  # cut at 400 characters, and says so
 
 
 def test_podman_is_asked_when_docker_ps_fails(tmp_path: Path) -> None:

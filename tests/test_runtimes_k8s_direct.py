@@ -154,7 +154,9 @@ def test_environment_expansion_gpus_mounts_and_selector(tmp_path: Path) -> None:
     assert s.argv == ["vllm", "serve", "/models/4", "-tp", "4", "--x", "$(TP)", "$(NOPE)"]
     assert (s.env["TP"].value, s.env["TP"].line, s.env["TP"].origin) == (
         "4", 16, "container env")
-    assert cited(ctx, s.env["TP"].evidence[0]) == ("/opt/k8s/d.yaml:16", "- name: TP")
+    # the item's name and the value below it
+    assert cited(ctx, s.env["TP"].evidence[0]) == ("/opt/k8s/d.yaml:16-17",
+                                                   '- name: TP\nvalue: "4"')
     assert s.gpus == "4 GPUs (nvidia.com/gpu limit)"
     assert s.mounts == {"/data/models": "/models"}
     assert "nodeSelector nvidia.com/gpu.product=H100" in s.notes
@@ -225,7 +227,8 @@ def test_a_pods_container_status(tmp_path: Path, state: str, restarts: int, valu
     st = servers["pod/p"].state
     assert (st.value, st.detail, st.restarts) == (value, detail, restarts)
     assert (st.enabled, st.enabled_detail) == (True, "a pod the cluster runs")
-    assert cited(ctx, st.evidence[0]) == ("/opt/k8s/p.yaml:17", "- name: vllm")
+    # cited at the container's state, the line that carries it (issue 25, item 7)
+    assert cited(ctx, st.evidence[0]) == ("/opt/k8s/p.yaml:19", f"state: {state}")
 
 
 def _pod(name: str, node: str | None) -> dict[str, Any]:
