@@ -168,6 +168,42 @@ TARGETS: dict[str, Target] = {
                             "tests/security/test_kernel_masks.py",
                             "tests/security/test_kernel_flags.py"]),
 }
+# The fleet (issue 26, item 7). FLEET: the in-process fleet tests (the fold, the names, the
+# orchestrator over snapshot fleets and fake transports), less those whose fixture runs a
+# whole fleet (1000 hosts, or the 24-host reference fleet: seconds per mutant on the shared
+# 2-core machine, and every mutant of a function they reach reruns them) and the CLI ones
+# (subprocesses: mutmut cannot see which function they reach). The bottom line and the answer
+# keep the reference fleet: its tests are what reads their words. The transports' own files
+# start real engines (an SSH server, an srun stand-in, a Ray cluster): they are only the
+# targets of the transport each one reaches.
+_WHOLE_FLEET = ("exactly_one_bucket", "majority_range", "broken_snapshots_fail",
+                "trace_records_each_host", "misbehave", "cli")
+_REFERENCE = ("bottom_line_names", "empty_snapshots_fail", "json_and_html")
+FLEET_FILES = ["tests/test_fleet_units.py", "tests/test_fleet.py", "tests/test_fleet_answers.py",
+               "tests/test_fleet_attacks.py"]
+FLEET = [*FLEET_FILES, "-k", " and ".join(f"not {n}" for n in (*_WHOLE_FLEET, *_REFERENCE))]
+FLEET_WORDS = [*FLEET_FILES, "tests/test_messages.py",
+               "-k", " and ".join(f"not {n}" for n in _WHOLE_FLEET)]
+TARGETS.update({
+    "fleet-fold": Target("agentkit/_fleet/_fold.py", FLEET),
+    "fleet-bottom": Target("agentkit/_fleet/_bottom.py", FLEET_WORDS),
+    "fleet-names": Target("agentkit/_fleet/_names.py", FLEET),
+    "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
+    "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET),
+    "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS),
+    "fleet-inventory": Target("agentkit/_fleet/_inventory.py", FLEET),
+    "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
+    "fleet-record": Target("agentkit/_fleet/_record.py", FLEET),
+    "fleet-batch": Target("agentkit/_fleet/_batch.py", FLEET),
+    "fleet-fanout": Target("agentkit/_fleet/_fanout.py", FLEET),
+    "fleet-wire": Target("agentkit/_fleet/_wire.py", FLEET),
+    "fleet-snapfleet": Target("agentkit/_fleet/_snapfleet.py", FLEET),
+    "fleet-ssh": Target("agentkit/_fleet/_ssh.py",
+                        ["tests/test_fleet_attacks.py", "tests/test_fleet_ssh.py"]),
+    "fleet-slurm": Target("agentkit/_fleet/_slurm.py",
+                          ["tests/test_fleet_attacks.py", "tests/test_fleet_slurm.py"]),
+    "fleet-ray": Target("agentkit/_fleet/_ray.py", ["tests/test_fleet_ray.py"]),
+})
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
 TARGETS["spawn"] = Target("agentkit/_sandbox/_spawn.py", TARGETS["commands"].tests,
