@@ -76,15 +76,20 @@ class _Group:
     hosts: list[str] = field(default_factory=list)
     evidence: dict[str, _Seen] = field(default_factory=dict)
     where: dict[str, None] = field(default_factory=dict)  # where set: a few distinct places
-    where_more: int = 0
+    more: set[str] = field(default_factory=set)  # the other distinct places, only counted
+
+    @property
+    def where_more(self) -> int:
+        return len(self.more)
 
     def seen_at(self, where: str) -> None:
+        # distinct places: a fourth file seen on a hundred hosts is one more place, not 100
         if not where or where in self.where:
             return
         if len(self.where) < MAX_WHERE:
             self.where[where] = None
         else:
-            self.where_more += 1
+            self.more.add(where)
 
 
 class Fold:
@@ -356,4 +361,6 @@ def _text(group: _Group) -> str:
         text = " / ".join(v) if v else "(none)"
     else:
         text = v if isinstance(v, str) else group.key.decode("utf-8", "replace")
+        if isinstance(v, float) and not math.isfinite(v):
+            text = repr(v)  # JSON has no such number: its key is a private marker
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
