@@ -11,7 +11,7 @@ from typing import Any
 
 from agentkit._catalog._template import Compare
 from agentkit._fleet._fold import MAX_WHERE, Fold
-from agentkit._fleet._names import expand
+from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
 from agentkit._fleet._outcome import HostOutcome
 from agentkit._types import Fact, TaskResult
 
@@ -77,3 +77,44 @@ def test_a_value_set_in_many_places_keeps_three_and_counts_the_other_places() ->
     assert _where_fold(["/c:1", "/a:1", "/b:1", "/d:1"]) == (["/a:1", "/b:1", "/c:1"], 1)
     assert _where_fold(["/a:1", "/b:1", "/c:1", "/d:1", "/d:1", "/e:1", "/a:1"]) == (
         ["/a:1", "/b:1", "/c:1"], 2)
+
+
+# ---------------------------------------------------------------- host names
+
+
+def _error(call: Any, *args: Any) -> str:
+    try:
+        call(*args)
+    except InventoryError as exc:
+        return str(exc)
+    raise AssertionError(f"{call.__name__}{args!r} was accepted")
+
+
+def test_an_inventory_error_says_what_was_wrong_and_what_to_do() -> None:
+    # InventoryError: "the message says what was wrong and what to do" (the CLI prints it as
+    # its one line): the input as given, then the remedy
+    said = _error(check_name, "h,1")
+    assert said.startswith("host name 'h,1' is not a plain host name")
+    assert "give ranges as gpu[01-64] and lists as gpu01,gpu02" in said
+    said = _error(expand, "@all")
+    assert said.startswith("'@all' names no hosts: give a range such as gpu[01-64]")
+    assert "comma-separated list (node groups, @name, are not read)" in said
+    said = _error(expand, "gpu[01-")
+    assert said.startswith("cannot read the host range 'gpu[01-': ")
+    said = _error(expand, "n[1-100001]")
+    assert said == ("'n[1-100001]' expands to 100001 hosts, more than 100000: check the range")
+
+
+def test_exactly_the_host_limit_is_a_fleet() -> None:
+    # MAX_HOSTS: "a range that expands past this is a typo": the limit itself is allowed
+    assert MAX_HOSTS == 100_000
+    hosts = expand("n[1-100000]")
+    assert len(hosts) == MAX_HOSTS and hosts[0] == "n1" and hosts[-1] == "n100000"
+
+
+def test_a_wildcard_is_not_matched_against_a_group_configuration() -> None:
+    # given a group resolver, ClusterShell's parser matches a pattern with '*' or '?' against
+    # the resolver's "all nodes" (ParsingEngine.parse_string): with no group file here that is
+    # no host at all, silently; with RESOLVER_NOGROUP it is the literal name, refused
+    for spec in ("gpu*", "gpu?", "gpu[1-2]*"):
+        assert "is not a plain host name" in _error(expand, spec)
