@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkit._catalog._template import Compare
-from agentkit._fleet._fold import MAX_WHERE, Fold
+from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
 from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
 from agentkit._fleet._outcome import HostOutcome
-from agentkit._types import Fact, TaskResult
+from agentkit._fleet_model import Fleet, FleetFact
+from agentkit._types import Evidence, Fact, Finding, TaskResult
 
 # ---------------------------------------------------------------- the fold
 
@@ -77,6 +78,151 @@ def test_a_value_set_in_many_places_keeps_three_and_counts_the_other_places() ->
     assert _where_fold(["/c:1", "/a:1", "/b:1", "/d:1"]) == (["/a:1", "/b:1", "/c:1"], 1)
     assert _where_fold(["/a:1", "/b:1", "/c:1", "/d:1", "/d:1", "/e:1", "/a:1"]) == (
         ["/a:1", "/b:1", "/c:1"], 2)
+
+
+def test_numbers_are_compared_as_json_numbers_across_the_whole_integer_range() -> None:
+    # RFC 8259: 1 and 1.0 are one number; a host may send integers from -2**63 to 2**64 - 1
+    # (what orjson writes, agentkit._bounded), so an integral float anywhere in that range is
+    # the integer it equals, and one past it stays a float and is still folded
+    for x in (200, -200, -(2**63), 2**63, 10**19, 2**64 - 2048):
+        assert set(_fold({"a": float(x), "b": x, "c": 7})) == {frozenset("ab"), frozenset("c")}
+    assert set(_fold({"a": 1.5, "b": 1, "c": 1.5})) == {frozenset("ac"), frozenset("b")}
+    for big in (1e20, -1e19, 2.0**64, 1e300, -1e300):
+        assert set(_fold({"a": big, "b": big, "c": 7})) == {frozenset("ab"), frozenset("c")}
+
+
+def test_lists_are_compared_element_by_element() -> None:
+    assert set(_fold({"a": [1, 2], "b": [3, 4], "c": [1, 2]})) == {frozenset("ac"),
+                                                                   frozenset("b")}
+
+
+def test_a_group_carries_the_value_itself_and_reads_it_in_plain_words() -> None:
+    f = Fold("test", ["a", "b"])
+    for h, v in (("a", {"x": [1, 2]}), ("b", {"x": [1, 2]})):
+        f.add(HostOutcome(host=h, status="ok", results=_ok(v)))
+    [k] = [x for x in f.fleet().facts if x.fact == "k"]
+    assert k.groups[0].value == {"x": [1, 2]}
+
+
+def test_a_long_value_is_cut_to_the_limit_with_an_ellipsis() -> None:
+    assert MAX_TEXT == 400
+    whole, long = "x" * 400, "y" * 401
+    groups = _fold({"a": whole, "b": long})
+    assert groups[frozenset("a")] == whole
+    assert groups[frozenset("b")] == "y" * 399 + "…"
+
+
+def _result(facts: dict[str, Fact], claims: list[str] = (), evidence: list[Evidence] = (),
+            status: str = "ok") -> TaskResult:
+    return TaskResult(task_id="t", status=status, summary="", facts=facts,
+                      evidence=list(evidence),
+                      findings=[Finding(claim=c, headline=True) for c in claims])
+
+
+def _facts(per_host: dict[str, list[TaskResult]], **kw: Any) -> tuple[Fold, Fleet]:
+    f = Fold("test", list(per_host), **kw)
+    for h, results in per_host.items():
+        f.add(HostOutcome(host=h, status="ok", results=results))
+    return f, f.fleet()
+
+
+def _fact(fleet: Fleet, name: str) -> FleetFact:
+    [fact] = [x for x in [*fleet.facts, *fleet.compared] if (x.label or x.fact) == name]
+    return fact
+
+
+def test_each_task_is_compared_on_its_status_its_headline_claims_and_its_facts() -> None:
+    # _fold._facts: "its status, its headline claims, and its facts but those in NOT_COMPARED"
+    _, fleet = _facts({"a": [_result({"k": Fact(value=1)}, ["NCCL is tuned", "P2P is on"])],
+                       "b": [_result({"k": Fact(value=1), "host": Fact(value={})}, [])]})
+    assert {f.fact for f in fleet.facts} == {"status", "findings", "k"}
+    texts = {g.text for g in _fact(fleet, "findings").groups}
+    assert texts == {"NCCL is tuned / P2P is on", "(none)"}
+
+
+def test_a_fact_a_host_did_not_establish_reads_not_established() -> None:
+    _, fleet = _facts({"a": [_result({"k": Fact(value=1)})], "b": [_result({})],
+                       "c": [_result({"k": Fact(value=1)})]})
+    assert [(g.text, g.nodes) for g in _fact(fleet, "k").groups] == [("1", "a,c"),
+                                                                   ("(not established)", "b")]
+
+
+def test_a_problem_host_says_why_its_results_cannot_be_compared() -> None:
+    r = _result({"k": Fact(value=1)})
+    _, fleet = _facts({"a": [r, r], "b": [r], "c": [r.model_copy(update={"task_id": "u"})],
+                       "d": [_result({"k": Fact(value=2**70)})]}, tasks=["t"])
+    said = {p.nodes: p.error for p in fleet.problems}
+    assert said["a"] == "the host's results cannot be compared: task 't' is reported twice"
+    assert said["c"] == "the host's results cannot be compared: task 'u' was not asked"
+    assert said["d"].startswith("the host's results cannot be compared: an integer of 71 bits")
+    assert fleet.buckets["ok"] == "b"
+
+
+def _model(decision: str | None) -> list[TaskResult]:
+    host: dict[str, Any] = {"servers": []}
+    if decision is not None:
+        host["decision"] = decision
+    return [_result({"host": Fact(value=host), "k": Fact(value=1)})]
+
+
+def test_a_host_with_no_model_server_gives_its_host_models_reason() -> None:
+    # "no-server", "with the model's own decision as reason" (decisions sorted, joined)
+    _, fleet = _facts({"a": _model("no unit runs a server"), "b": _model(None),
+                       "c": _model(""), "d": _model("x" * 400)})
+    said = {p.nodes: p.error for p in fleet.problems}
+    assert said["a"] == "no model server found: no unit runs a server"
+    assert said["b,c"] == "no model server found: the host model lists none"
+    assert said["d"] == "no model server found: " + "x" * 300
+    f = Fold("test", ["a"])
+    f.add(HostOutcome(host="a", status="ok", results=[*_model("one"), _result(
+        {"host": Fact(value={"servers": [], "decision": "two"})}).model_copy(
+        update={"task_id": "u"})]))
+    [p] = f.fleet().problems
+    assert p.error == "no model server found: one; two"
+
+
+def test_a_citation_names_the_hosts_that_showed_it_and_what_they_saw() -> None:
+    ev = Evidence.of("file", "/etc/nccl.conf:1", "NCCL_PROTO=LL", "NCCL_PROTO=LL")
+    other = Evidence.of("command", "/etc/nccl.conf:1", "x", "x")  # the same locator
+    # host a cites an id it never showed, then the real one twice; b cites nothing
+    f, fleet = _facts({"a": [_result({"k": Fact(value=1, evidence=["Emissing", ev.id, ev.id,
+                                                                      other.id])},
+                                     evidence=[ev, other])],
+                       "b": [_result({"k": Fact(value=1)})]})
+    [g] = _fact(fleet, "k").groups
+    cited = [f.evidence()[i] for i in g.evidence]
+    assert sorted(c.kind for c in cited) == ["command", "file"]
+    [file] = [c for c in cited if c.kind == "file"]
+    assert (file.host, file.sha256, file.excerpt) == ("a", ev.sha256, "NCCL_PROTO=LL")
+
+
+def test_a_citation_of_different_contents_keeps_no_one_hosts_content() -> None:
+    ya = Evidence.of("file", "/etc/y:1", "Y=a", "Y=a")
+    yb = Evidence.of("file", "/etc/y:1", "Y=b", "Y=b")
+    y2 = Evidence.of("file", "/etc/z:1", "Z=1", "Z=1")
+    f, fleet = _facts({"a": [_result({"k": Fact(value=1, evidence=[ya.id, y2.id])},
+                                     evidence=[ya, y2])],
+                       "b": [_result({"k": Fact(value=1, evidence=[yb.id])}, evidence=[yb])]})
+    cited = {f.evidence()[i].locator: f.evidence()[i] for i in _fact(fleet, "k").groups[0].evidence}
+    assert set(cited) == {"/etc/y:1", "/etc/z:1"}  # two locators: two citations
+    y = cited["/etc/y:1"]
+    assert (y.host, y.sha256) == ("a,b", "")
+    assert y.excerpt == ("(what these hosts saw here differs in content; each host's own is "
+                         "in the trace)")
+
+
+def test_a_compared_settings_citation_names_only_the_hosts_that_cited_it() -> None:
+    ev = Evidence.of("file", "/u.service:15", "NCCL_PROTO=Simple", "NCCL_PROTO=Simple")
+    item = {"name": "NCCL_PROTO", "value": "Simple", "where": "/u.service:15"}
+    specs = {"t": [Compare(fact="env", each=True)]}
+    f, fleet = _facts({"a": [_result({"env": Fact(value=[{**item, "evidence_id": ev.id}])},
+                                     evidence=[ev])],
+                       "b": [_result({"env": Fact(value=[item])})],
+                       "c": [_result({"env": Fact(value=[item])})]}, tasks=["t"],
+                      compare=specs)
+    [g] = _fact(fleet, "NCCL_PROTO").groups
+    [cid] = g.evidence
+    assert g.nodes == "a,b,c" and f.evidence()[cid].host == "a"
 
 
 # ---------------------------------------------------------------- host names

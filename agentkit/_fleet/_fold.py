@@ -48,7 +48,9 @@ def _numbers(value: Any) -> Any:
     if isinstance(value, float):
         if value != value or value in (math.inf, -math.inf):
             return {"\u0000non-finite": repr(value)}  # orjson would write null
-        if value.is_integer() and -(2**63) <= value < 2**63:
+        # the integers a host can send (-2**63 .. 2**64 - 1, what orjson writes): a float
+        # equal to one of them is that number (1e19 is 10000000000000000000)
+        if value.is_integer() and -(2**63) <= value < 2**64:
             return int(value)
         return value
     if isinstance(value, dict):
@@ -198,7 +200,7 @@ class Fold:
 
     @staticmethod
     def _seen(group: _Group, host: str, cites: list[str], index: dict[str, Evidence]) -> None:
-        for i in cites:
+        for i in dict.fromkeys(cites):  # a host citing one id twice is still one host
             ev = index.get(i)
             if ev is None:
                 continue
