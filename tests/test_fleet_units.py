@@ -225,6 +225,51 @@ def test_a_compared_settings_citation_names_only_the_hosts_that_cited_it() -> No
     assert g.nodes == "a,b,c" and f.evidence()[cid].host == "a"
 
 
+def _statuses(*statuses: str) -> list[TaskResult]:
+    return [TaskResult(task_id=f"t{i}", status=st, summary=f"why {st} {i % 2}", facts={})
+            for i, st in enumerate(statuses)]
+
+
+def test_a_host_whose_every_task_failed_has_nothing_to_compare() -> None:
+    # _bucket: "failed"/"timed-out" when it answered but not one of its tasks did; the reason
+    # is every distinct summary, sorted
+    f = Fold("test", ["a", "b", "c", "d", "e"])
+    for h, results in (("a", _statuses("failed", "failed", "failed")),
+                       ("b", _statuses("timed-out", "timed-out")),
+                       ("c", _statuses("failed", "timed-out")),
+                       ("d", []), ("e", _statuses("ok", "failed"))):
+        f.add(HostOutcome(host=h, status="ok", results=results))
+    fleet = f.fleet()
+    said = {p.nodes: (p.bucket, p.error) for p in fleet.problems}
+    assert said["a"] == ("failed", "every task failed: why failed 0; why failed 1")
+    assert said["b"] == ("timed-out", "every task failed: why timed-out 0; why timed-out 1")
+    assert said["c"] == ("failed", "every task failed: why failed 0; why timed-out 1")
+    assert said["d"] == ("failed", "every task failed: it returned no task results")
+    assert fleet.buckets["ok"] == "e"
+    assert fleet.recap == "ok=1 differs=0 failed=3 timed-out=1"
+
+
+def test_problems_are_listed_largest_first_then_by_bucket_and_reason() -> None:
+    f = Fold("test", ["a", "b", "c", "y", "z"])
+    for h, status, error in (("a", "unreachable", "refused"), ("b", "unreachable", "refused"),
+                             ("c", "unreachable", "refused"), ("z", "failed", "boom"),
+                             ("y", "unreachable", "again")):
+        f.add(HostOutcome(host=h, status=status, error=error))  # type: ignore[arg-type]
+    assert [(p.nodes, p.error) for p in f.fleet().problems] == [
+        ("a,b,c", "refused"), ("z", "boom"), ("y", "again")]
+
+
+def test_a_setting_a_hosts_list_lacks_is_the_value_unset() -> None:
+    specs = {"t": [Compare(fact="env", each=True)]}
+    set_ = [{"name": "NCCL_PROTO", "value": "LL"}]
+    _, fleet = _facts({"a": [_result({"env": Fact(value=set_)})],
+                       "b": [_result({"env": Fact(value=set_)})],
+                       "c": [_result({"env": Fact(value=[])})]}, tasks=["t"], compare=specs)
+    groups = _fact(fleet, "NCCL_PROTO").groups
+    assert [(g.value, g.text, g.nodes) for g in groups] == [("LL", "LL", "a,b"),
+                                                          ("unset", "unset", "c")]
+
+
 # ---------------------------------------------------------------- host names
 
 
