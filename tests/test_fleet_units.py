@@ -247,6 +247,11 @@ def test_a_host_whose_every_task_failed_has_nothing_to_compare() -> None:
     assert said["d"] == ("failed", "every task failed: it returned no task results")
     assert fleet.buckets["ok"] == "e"
     assert fleet.recap == "ok=1 differs=0 failed=3 timed-out=1"
+    f = Fold("test", ["long"])
+    f.add(HostOutcome(host="long", status="ok", results=[TaskResult(
+        task_id="t", status="failed", summary="s" * 600, facts={})]))
+    [p] = f.fleet().problems
+    assert p.error == "every task failed: " + "s" * 500  # the reason is cut at 500
 
 
 def test_problems_are_listed_largest_first_then_by_bucket_and_reason() -> None:

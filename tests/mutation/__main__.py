@@ -185,7 +185,46 @@ FLEET = [*FLEET_FILES, "-k", " and ".join(f"not {n}" for n in (*_WHOLE_FLEET, *_
 FLEET_WORDS = [*FLEET_FILES, "tests/test_messages.py",
                "-k", " and ".join(f"not {n}" for n in _WHOLE_FLEET)]
 TARGETS.update({
-    "fleet-fold": Target("agentkit/_fleet/_fold.py", FLEET),
+    "fleet-fold": Target("agentkit/_fleet/_fold.py", FLEET, equivalent={
+        **{line: "the marker key of a NaN or infinity is never shown (its text is the "
+                 "number), only compared" for line in (
+            'return {"XX\\u0000non-finiteXX": repr(value)}  # orjson would write null',
+            'return {"\\u0000NON-FINITE": repr(value)}  # orjson would write null')},
+        'self.where[where] = ""': "a dict used as an ordered set: its values are never read",
+        **{line: "a third content seen at one locator: the excerpt is the 'differs' note "
+                 "either way; only the citation's id changes, and stays unique" for line in (
+            "if len(seen.seen) <= 2:", "if len(seen.seen) < 3:")},
+        **{line: "a cache of folded node ranges: the same range, computed again" for line in (
+            "got = None", "got = self._folded.get(None)")},
+        **{line: "every task with a group of a fact ran on a host: ran is filled in the "
+                 "same loop" for line in (
+            "absent = [h for h in self.ran.get(task, None) if h not in have]",
+            "absent = [h for h in self.ran.get(task, ) if h not in have]")},
+        **{line: "a setting's list fact is in had for every host that gave it, and the "
+                 "setting's meanings come from that list" for line in (
+            "unset = [h for h in self.had.get((task, each), None) if h not in have]",
+            "unset = [h for h in self.had.get((task, each), ) if h not in have]")},
+        **{line: "no majority means at least two groups" for line in (
+            "for g in groups[1:] if majority else (groups if (len(groups) > 1) or True else "
+            "()):",
+            "for g in groups[1:] if majority else (groups if len(groups) >= 1 else ()):")},
+        'sha, excerpt = next(iter(seen.seen.items())) if same else ("", "XXXX")': "the "
+        "excerpt of differing contents is replaced by the note",
+        "who = nodes if (len(seen.hosts) == len(group.hosts)) and False else "
+        "fold_names(seen.hosts)": "cites are deduplicated, so as many citing hosts as the "
+        "group's are the group's hosts: the shortcut saves a fold only",
+        "key = f\"{who}\\0{'XX,XX'.join(sorted(seen.seen))}\"": "any separator: hex "
+        "digests hold neither 'X' nor ','",
+        'return "ok", "XXXX"': "the reason of an ok host is never read",
+        **{line: "orjson writes valid UTF-8: the error handler is never called" for line in (
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", )',
+            'text = v if isinstance(v, str) else group.key.decode("UTF-8", "replace")',
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", "XXreplaceXX")',
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", "REPLACE")')},
+        "rows: list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]] = None":
+            "replaced by the checked rows, or never read when the host is not ok",
+        "self.duplicates.append(None)": "only the number of duplicates is said",
+    }),
     "fleet-bottom": Target("agentkit/_fleet/_bottom.py", FLEET_WORDS),
     "fleet-names": Target("agentkit/_fleet/_names.py", FLEET),
     "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
