@@ -11,6 +11,7 @@ from typing import Any
 
 from agentkit._catalog._template import Compare
 from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
+from agentkit._fleet._meaning import each_facts, meanings
 from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
 from agentkit._fleet._outcome import HostOutcome
 from agentkit._fleet_model import Fleet, FleetFact
@@ -314,3 +315,40 @@ def test_a_wildcard_is_not_matched_against_a_group_configuration() -> None:
     # no host at all, silently; with RESOLVER_NOGROUP it is the literal name, refused
     for spec in ("gpu*", "gpu?", "gpu[1-2]*"):
         assert "is not a plain host name" in _error(expand, spec)
+
+
+# ---------------------------------------------------------------- compared facts
+
+
+def test_compared_values_are_read_as_the_templates_compare_declares() -> None:
+    # Compare: "fact" names the task fact, "path" a key inside its value, "label" how the
+    # answer names it (default: the fact's name, or each setting's); a fact the result lacks
+    # yields nothing, and neither does a path its value does not have
+    r = _result({"verdict": Fact(value={"answer": "yes", "why": "x"}, evidence=["E1"]),
+                 "engine": Fact(value="vllm", evidence=["E2"]),
+                 "plain": Fact(value=["a"])})
+    specs = [Compare(fact="missing"), Compare(fact="verdict", path="answer", label="tuned"),
+             Compare(fact="verdict", path="nope"), Compare(fact="plain", path="x"),
+             Compare(fact="engine")]
+    got = [(m.label, m.value, m.where, m.cites, m.each) for m in meanings(r, specs)]
+    assert got == [("tuned", "yes", "", ("E1",), ""), ("engine", "vllm", "", ("E2",), "")]
+    assert each_facts([*specs, Compare(fact="env", each=True)]) == ["env"]
+
+
+def test_each_setting_is_its_own_value_and_a_name_set_twice_is_said_as_both() -> None:
+    # _meaning._each: one meaning per named setting; a name listed twice with different
+    # values is both values, never the first; its places are the distinct ones; its evidence
+    # is the settings' own, else the list's
+    env = [{"name": "NCCL_PROTO", "value": "LL", "where": "/a.conf:1", "evidence_id": "Ea"},
+           {"name": "NCCL_PROTO", "value": "Simple", "where": "/b.service:15",
+            "evidence_id": "Eb"},
+           {"name": "NCCL_PROTO", "value": "LL", "where": "/a.conf:1"},
+           {"name": "NCCL_DEBUG", "value": "WARN"},
+           {"name": 3, "value": "x"}, "NCCL_ALGO=Ring", {"value": "y"}]
+    r = _result({"env": Fact(value=env, evidence=["Elist"]), "flat": Fact(value="NCCL=1")})
+    got = [(m.label, m.value, m.where, m.cites, m.each)
+           for m in meanings(r, [Compare(fact="env", each=True),
+                                 Compare(fact="flat", each=True)])]
+    assert got == [("NCCL_PROTO", "LL | Simple", "/a.conf:1, /b.service:15", ("Ea", "Eb"),
+                    "env"),
+                   ("NCCL_DEBUG", "WARN", "", ("Elist",), "env")]
