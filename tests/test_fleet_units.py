@@ -9,11 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentkit._catalog._template import Compare
 from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
 from agentkit._fleet._meaning import each_facts, meanings
 from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
-from agentkit._fleet._outcome import HostOutcome
+from agentkit._fleet._outcome import Batch, HostOutcome
 from agentkit._fleet_model import Fleet, FleetFact
 from agentkit._types import Evidence, Fact, Finding, TaskResult
 
@@ -352,3 +354,55 @@ def test_each_setting_is_its_own_value_and_a_name_set_twice_is_said_as_both() ->
     assert got == [("NCCL_PROTO", "LL | Simple", "/a.conf:1, /b.service:15", ("Ea", "Eb"),
                     "env"),
                    ("NCCL_DEBUG", "WARN", "", ("Elist",), "env")]
+
+
+# ---------------------------------------------------------------- batch, record
+
+
+def test_the_batch_root_is_each_hosts_own() -> None:
+    # Batch: "{host} in it is replaced by the host's name", wherever it appears
+    b = Batch(question="q", tasks=[], root="/srv/{host}/snap-{host}")
+    assert b.root_for("gpu07") == "/srv/gpu07/snap-gpu07"
+    assert Batch(question="q", tasks=[]).root_for("gpu07") == "/"
+    assert HostOutcome(host="h", status="ok").model_dump() == {
+        "host": "h", "status": "ok", "results": [], "error": "", "wall_s": 0.0}
+
+
+def test_identical_results_are_written_once_and_read_back_whole(tmp_path: Path) -> None:
+    # _record: "each distinct result (usage aside) is written once and later hosts name it
+    # by digest"; the reader puts them back, usage and all
+    from agentkit._fleet._record import Recorder, read_outcomes
+    from agentkit._trace import Trace
+    from agentkit._trace._read import read_trace
+    from agentkit._types import Usage
+
+    same = _result({"k": Fact(value=1)})
+    outcomes = [HostOutcome(host="a", status="ok", results=[same], wall_s=1.5),
+                HostOutcome(host="b", status="ok", results=[same.model_copy(
+                    update={"usage": Usage(tool_calls=3)})]),
+                HostOutcome(host="c", status="unreachable", error="refused"),
+                HostOutcome(host="d", status="ok", results=[_result({"k": Fact(value=2)})])]
+    path = tmp_path / "t.jsonl"
+    with Trace(path) as trace:
+        record = Recorder(trace, None)
+        for o in outcomes:
+            record(o)
+    events = read_trace(path).events
+    written = [e.data for e in events if e.kind == "host"]
+    assert [len([r for r in d["results"] if "result" in r]) for d in written] == [1, 0, 0, 1]
+    assert read_outcomes(events) == outcomes
+    Recorder(Trace.disabled(), None)(outcomes[0])  # a disabled trace records nothing
+
+
+def test_a_record_that_names_a_result_never_written_is_refused() -> None:
+    from types import SimpleNamespace
+
+    from agentkit._fleet._record import read_outcomes
+
+    bad = SimpleNamespace(kind="host", data={"host": "gpu07", "status": "ok",
+                                             "results": [{"same": "abc"}]})
+    with pytest.raises(ValueError, match="host 'gpu07' names a result abc the trace never "
+                                         "wrote"):
+        read_outcomes([SimpleNamespace(kind="plan", data={}), bad])
+    with pytest.raises(InventoryError):
+        read_outcomes([SimpleNamespace(kind="host", data={"host": "a,b", "status": "ok"})])
