@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from agentkit._catalog._template import Compare
+from agentkit._fleet._bottom import _fact_line, _more_facts, _more_problems
 from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
 from agentkit._fleet._meaning import each_facts, meanings
 from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
 from agentkit._fleet._outcome import Batch, HostOutcome
-from agentkit._fleet_model import Fleet, FleetFact
+from agentkit._fleet_model import Fleet, FleetFact, FleetGroup, FleetProblem
 from agentkit._types import Evidence, Fact, Finding, TaskResult
 
 # ---------------------------------------------------------------- the fold
@@ -406,3 +407,58 @@ def test_a_record_that_names_a_result_never_written_is_refused() -> None:
         read_outcomes([SimpleNamespace(kind="plan", data={}), bad])
     with pytest.raises(InventoryError):
         read_outcomes([SimpleNamespace(kind="host", data={"host": "a,b", "status": "ok"})])
+
+
+# ---------------------------------------------------------------- the bottom line
+
+
+def _g(text: str, nodes: str, count: int, ev: list[str] = (), where: list[str] = (),
+       more: int = 0) -> FleetGroup:
+    return FleetGroup(value=text, text=text, nodes=nodes, count=count, evidence=list(ev),
+                      where=list(where), where_more=more)
+
+
+def test_a_differing_fact_is_one_line_the_majority_then_each_other_value() -> None:
+    # _bottom's docstring: "NCCL_PROTO: LL on 194 hosts (gpu[001-016,…]); Simple on
+    # gpu[017,042,163] (serve.service:15); unset on gpu099"; four other values at most, the
+    # rest counted; its evidence is the values' shown, each once
+    groups = [_g("LL", "gpu[01-10]", 10, ["E1"]),
+              _g("Simple", "gpu11", 1, ["E2", "E1"],
+                 ["/etc/systemd/system/serve.service:15, /etc/nccl.conf:2"]),
+              _g("unset", "gpu12", 1, ["E3"]), _g("LL128", "gpu13", 1),
+              _g("Tree", "gpu14", 1, where=["/a:1", "/b:2", "/c:3"], more=2),
+              _g("Ring", "gpu15", 1, ["E9"]), _g("x", "gpu[16-17]", 2, ["E9"])]
+    line = _fact_line(FleetFact(task="t", fact="f", label="NCCL_PROTO", groups=groups))
+    assert line.text == ("NCCL_PROTO: LL on 10 hosts (gpu[01-10]); Simple on gpu11 "
+                         "(serve.service:15, nccl.conf:2); unset on gpu12; LL128 on gpu13; "
+                         "Tree on gpu14 (a:1, b:2, c:3, 2 more); 2 more values on 3 hosts.")
+    assert line.evidence == ["E2", "E1", "E3"]
+    split = _fact_line(FleetFact(task="t", fact="f", label="P", majority=False, groups=[
+        _g("a", "n1", 1, ["Ea"]), _g("b", "n2", 1, ["Eb"])]))
+    assert split.text == "P: split with no majority: a on n1; b on n2."
+    assert split.evidence == ["Ea", "Eb"]
+
+
+def test_a_long_node_range_is_cut_and_its_hosts_counted() -> None:
+    nodes = ",".join(f"gpu{i:03d}" for i in range(1, 40, 2))
+    line = _fact_line(FleetFact(task="t", fact="f", label="P", groups=[
+        _g("LL", "gpu[100-300]", 201), _g("Simple", nodes, 20)]))
+    # cut at the last comma within MAX_NODES (40) characters: "gpu001,…,gpu011" is 41
+    assert line.text == ("P: LL on 201 hosts (gpu[100-300]); Simple on gpu001,gpu003,gpu005,"
+                         "gpu007,gpu009,… (20 hosts).")
+
+
+def test_what_does_not_fit_is_counted_in_words() -> None:
+    assert _more_facts(["A", "B", "C", "D", "E"]).text == (
+        "5 more compared facts differ: A, B, C, D, E (see the table).")
+    assert _more_facts(["A", "B", "C", "D", "E", "F"]).text == (
+        "6 more compared facts differ: A, B, C, D, E, … (see the table).")
+    problem = [FleetProblem(bucket="unreachable", error="refused", nodes="a", count=1),
+               FleetProblem(bucket="failed", error="x", nodes="b,c", count=2),
+               FleetProblem(bucket="failed", error="y", nodes="d", count=1)]
+    fleet = Fleet(transport="t", hosts=4, buckets={}, counts={}, recap="", problems=problem)
+    assert _more_problems(fleet, 1).text == ("1 more host did not answer, for 1 other reason "
+                                             "(failed; see the buckets below).")
+    assert _more_problems(fleet, 3).text == ("4 more hosts did not answer, for 3 other "
+                                             "reasons (failed, unreachable; see the buckets "
+                                             "below).")
