@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from agentkit._catalog._template import Compare
-from agentkit._fleet._bottom import _fact_line, _more_facts, _more_problems
+from agentkit._fleet._bottom import (
+    MAX_BULLETS,
+    _fact_line,
+    _more_facts,
+    _more_problems,
+    bottom_line,
+)
 from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
 from agentkit._fleet._meaning import each_facts, meanings
 from agentkit._fleet._names import MAX_HOSTS, InventoryError, check_name, expand
@@ -462,3 +468,32 @@ def test_what_does_not_fit_is_counted_in_words() -> None:
     assert _more_problems(fleet, 3).text == ("4 more hosts did not answer, for 3 other "
                                              "reasons (failed, unreachable; see the buckets "
                                              "below).")
+
+
+def test_a_value_is_shown_on_one_line_cut_at_80_characters() -> None:
+    line = _fact_line(FleetFact(task="t", fact="f", label="P", groups=[
+        _g("a \n\t b", "n[1-2]", 2), _g("x" * 80, "n3", 1), _g("y" * 81, "n4", 1)]))
+    assert line.text == f"P: a b on 2 hosts (n[1-2]); {'x' * 80} on n3; {'y' * 79}\u2026 on n4."
+
+
+def test_the_bullets_fit_with_the_unanswered_tasks_and_the_uncompared_differences() -> None:
+    # at most MAX_BULLETS (8): the verdict, the differing compared facts (the rest counted),
+    # "Also differs" for what no compared fact shows, the tasks no host answered, problems
+    specs = {"t": [Compare(fact="env", each=True)]}
+    hosts = [f"h{i:02d}" for i in range(12)]
+    f = Fold("test", [*hosts, "down"], ["t"], specs)
+    for i, h in enumerate(hosts):
+        env = [{"name": f"V{k:02d}", "value": "b" if i == k else "a"} for k in range(10)]
+        f.add(HostOutcome(host=h, status="ok", results=[_result(
+            {"env": Fact(value=env), "other": Fact(value=int(i == 11))})]))
+    f.add(HostOutcome(host="down", status="unreachable", error="refused"))
+    lines = [c.text for c in bottom_line("Same?", f.fleet(), ["gpu-inventory", "nccl-env"])]
+    assert len(lines) == MAX_BULLETS
+    assert lines[0].startswith("No: 11 of 12 hosts differ")
+    assert lines[1].startswith("V00: a on 11 hosts (h[01-11]); b on h00.")
+    # room for 4 fact lines: three facts, then one line counting the other seven
+    assert lines[4] == ("7 more compared facts differ: V03, V04, V05, V06, V07, … (see the "
+                        "table).")
+    assert lines[5] == "Also differs on h11 (1 host): t · other (see the table)."
+    assert lines[6] == "No host answered: gpu-inventory, nccl-env."
+    assert lines[7] == "unreachable on down (1 host): refused"
