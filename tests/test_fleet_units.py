@@ -18,6 +18,7 @@ from agentkit._fleet._bottom import (
     _more_facts,
     _more_problems,
     bottom_line,
+    merged,
 )
 from agentkit._fleet._fold import MAX_TEXT, MAX_WHERE, Fold
 from agentkit._fleet._meaning import each_facts, meanings
@@ -497,3 +498,18 @@ def test_the_bullets_fit_with_the_unanswered_tasks_and_the_uncompared_difference
     assert lines[5] == "Also differs on h11 (1 host): t · other (see the table)."
     assert lines[6] == "No host answered: gpu-inventory, nccl-env."
     assert lines[7] == "unreachable on down (1 host): refused"
+
+
+def test_one_label_from_two_tasks_is_one_line_only_where_they_agree() -> None:
+    # merged(): "One fact per label where the tasks that declare it agree host for host
+    # (engine from two tasks is one line); where they do not, each is kept, named with its
+    # task"; a fact without a label goes by its name
+    same = [_g("vllm", "n[1-2]", 2), _g("sglang", "n3", 1)]
+    other = [_g("vllm", "n[1-3]", 3)]
+    agree = merged([FleetFact(task="a", fact="engine", groups=same),
+                    FleetFact(task="b", fact="eng", label="engine", groups=same)])
+    assert [(f.task, f.label) for f in agree] == [("a", "engine")]
+    split = merged([FleetFact(task="a", fact="x", label="engine", groups=same),
+                    FleetFact(task="b", fact="x", label="engine", groups=other),
+                    FleetFact(task="c", fact="tp", label="", groups=other)])
+    assert [f.label for f in split] == ["a: engine", "b: engine", "tp"]
