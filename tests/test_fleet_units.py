@@ -513,3 +513,29 @@ def test_one_label_from_two_tasks_is_one_line_only_where_they_agree() -> None:
                     FleetFact(task="b", fact="x", label="engine", groups=other),
                     FleetFact(task="c", fact="tp", label="", groups=other)])
     assert [f.label for f in split] == ["a: engine", "b: engine", "tp"]
+
+
+def test_the_verdict_counts_the_hosts_that_did_not_answer() -> None:
+    one = Fleet(transport="t", hosts=3, buckets={"ok": "n1", "failed": "n[2-3]"},
+                counts={"ok": 1, "failed": 2}, recap="ok=1 differs=0 failed=2")
+    assert bottom_line("Is it the same?", one, [])[0].text == (
+        "Yes: the same on the one host that answered (n1); 2 hosts did not answer with "
+        "anything to compare. Recap: ok=1 differs=0 failed=2.")
+    two = Fleet(transport="t", hosts=2, buckets={"ok": "n1", "differs": "n2"},
+                counts={"ok": 1, "differs": 1}, recap="ok=1 differs=1")
+    assert bottom_line("Is it the same?", two, [])[0].text == (
+        "No: 1 of 2 hosts differ (n2). Recap: ok=1 differs=1.")
+
+
+def test_uncompared_differences_name_four_facts_then_count_the_rest() -> None:
+    def fleet_of(n: int) -> Fleet:
+        facts = [FleetFact(task="t", fact=f"f{i}", groups=[_g("a", "n[1-2]", 2),
+                                                           _g("b", "n3", 1)])
+                 for i in range(n)]
+        return Fleet(transport="t", hosts=3, buckets={"ok": "n[1-2]", "differs": "n3"},
+                     counts={"ok": 2, "differs": 1}, recap="r", facts=facts)
+    assert bottom_line("Same?", fleet_of(4), [])[1].text == (
+        "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 (see the table).")
+    assert bottom_line("Same?", fleet_of(6), [])[1].text == (
+        "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 and 2 more (see the "
+        "table).")
