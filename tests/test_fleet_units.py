@@ -539,3 +539,15 @@ def test_uncompared_differences_name_four_facts_then_count_the_rest() -> None:
     assert bottom_line("Same?", fleet_of(6), [])[1].text == (
         "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 and 2 more (see the "
         "table).")
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("Is NCCL tuned the same on all nodes?", "No"),
+    ("Do the nodes differ in NCCL tuning?", "Yes"),
+    ("Is NCCL tuned?", "Not the same"),  # a question not about sameness gets no yes or no
+])
+def test_a_differing_fleet_answers_the_question_asked(question: str, lead: str) -> None:
+    two = Fleet(transport="t", hosts=2, buckets={"ok": "n1", "differs": "n2"},
+                counts={"ok": 1, "differs": 1}, recap="ok=1 differs=1")
+    assert bottom_line(question, two, [])[0].text == (
+        f"{lead}: 1 of 2 hosts differ (n2). Recap: ok=1 differs=1.")
