@@ -551,3 +551,12 @@ def test_a_differing_fleet_answers_the_question_asked(question: str, lead: str) 
                 counts={"ok": 1, "differs": 1}, recap="ok=1 differs=1")
     assert bottom_line(question, two, [])[0].text == (
         f"{lead}: 1 of 2 hosts differ (n2). Recap: ok=1 differs=1.")
+
+
+def test_an_uncompared_fact_split_without_majority_names_every_host() -> None:
+    split = FleetFact(task="t", fact="f", majority=False,
+                      groups=[_g("a", "n1", 1), _g("b", "n2", 1)])
+    fleet = Fleet(transport="t", hosts=2, buckets={"differs": "n[1-2]"},
+                  counts={"differs": 2}, recap="r", facts=[split])
+    assert bottom_line("Same?", fleet, [])[1].text == (
+        "Also differs on n[1-2] (2 hosts): t · f (see the table).")

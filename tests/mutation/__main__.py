@@ -225,7 +225,18 @@ TARGETS.update({
             "replaced by the checked rows, or never read when the host is not ok",
         "self.duplicates.append(None)": "only the number of duplicates is said",
     }),
-    "fleet-bottom": Target("agentkit/_fleet/_bottom.py", FLEET_WORDS),
+    "fleet-bottom": Target("agentkit/_fleet/_bottom.py", FLEET_WORDS, equivalent={
+        **{f"f\"({{_short_nodes(fleet.buckets.get('{b}', {d}))}}){{rest}}\")": "a bucket "
+           "the verdict names is never empty there (hosts answered: ok; some differ: "
+           "differs), so its default is never used" for b in ("ok", "differs")
+           for d in ("None", "", "'XXXX'")},
+        "n_prob = min(len(problems), MAX_PROBLEMS if (facts) or True else room)": "with no "
+        "differing fact, n_prob is computed again from the whole room just below",
+        **{line: "n is at least 2 whenever there are more lines than n: the room is at "
+                 "least 5 and problems take at most 3 of it when facts differ" for line in (
+            "if n < 0:", "if n <= 1:")},
+        'odd[f"{f.task} · {f.fact}"] = ""': "a dict used as an ordered set",
+    }),
     "fleet-names": Target("agentkit/_fleet/_names.py", FLEET),
     "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
     "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET),
