@@ -190,20 +190,30 @@ def test_a_host_with_no_model_server_gives_its_host_models_reason() -> None:
         update={"task_id": "u"})]))
     [p] = f.fleet().problems
     assert p.error == "no model server found: one; two"
+    f = Fold("test", ["a"])  # an empty decision beside a real one is no reason
+    f.add(HostOutcome(host="a", status="ok", results=[*_model(""), _result(
+        {"host": Fact(value={"servers": [], "decision": "one"})}).model_copy(
+        update={"task_id": "u"})]))
+    [p] = f.fleet().problems
+    assert p.error == "no model server found: one"
 
 
 def test_a_citation_names_the_hosts_that_showed_it_and_what_they_saw() -> None:
     ev = Evidence.of("file", "/etc/nccl.conf:1", "NCCL_PROTO=LL", "NCCL_PROTO=LL")
-    other = Evidence.of("command", "/etc/nccl.conf:1", "x", "x")  # the same locator
+    # the same content at the same locator by another kind, and at another locator: each
+    # its own citation
+    other = Evidence.of("command", "/etc/nccl.conf:1", "NCCL_PROTO=LL", "NCCL_PROTO=LL")
+    elsewhere = Evidence.of("file", "/etc/b.conf:1", "NCCL_PROTO=LL", "NCCL_PROTO=LL")
     # host a cites an id it never showed, then the real one twice; b cites nothing
     f, fleet = _facts({"a": [_result({"k": Fact(value=1, evidence=["Emissing", ev.id, ev.id,
-                                                                      other.id])},
-                                     evidence=[ev, other])],
+                                                                      other.id, elsewhere.id])},
+                                     evidence=[ev, other, elsewhere])],
                        "b": [_result({"k": Fact(value=1)})]})
     [g] = _fact(fleet, "k").groups
     cited = [f.evidence()[i] for i in g.evidence]
-    assert sorted(c.kind for c in cited) == ["command", "file"]
-    [file] = [c for c in cited if c.kind == "file"]
+    assert sorted((c.kind, c.locator) for c in cited) == [
+        ("command", "/etc/nccl.conf:1"), ("file", "/etc/b.conf:1"), ("file", "/etc/nccl.conf:1")]
+    [file] = [c for c in cited if c.locator == ev.locator and c.kind == "file"]
     assert (file.host, file.sha256, file.excerpt) == ("a", ev.sha256, "NCCL_PROTO=LL")
 
 
@@ -258,6 +268,9 @@ def test_a_host_whose_every_task_failed_has_nothing_to_compare() -> None:
     assert said["d"] == ("failed", "every task failed: it returned no task results")
     assert fleet.buckets["ok"] == "e"
     assert fleet.recap == "ok=1 differs=0 failed=3 timed-out=1"
+    none_ok = Fold("test", ["x"])
+    none_ok.add(HostOutcome(host="x", status="unreachable", error="refused"))
+    assert none_ok.fleet().recap == "ok=0 differs=0 unreachable=1"  # ok and differs always
     f = Fold("test", ["long"])
     f.add(HostOutcome(host="long", status="ok", results=[TaskResult(
         task_id="t", status="failed", summary="s" * 600, facts={})]))
