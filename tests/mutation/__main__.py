@@ -237,7 +237,11 @@ TARGETS.update({
             "if n < 0:", "if n <= 1:")},
         'odd[f"{f.task} · {f.fact}"] = ""': "a dict used as an ordered set",
     }),
-    "fleet-names": Target("agentkit/_fleet/_names.py", FLEET),
+    "fleet-names": Target("agentkit/_fleet/_names.py", FLEET, equivalent={
+        line: "fold's names pass check_name first: no '@', '*' or '?', the only names a "
+              "ClusterShell group resolver reads" for line in (
+            "return str(NodeSet.fromlist([check_name(n) for n in names], resolver=None))",
+            "return str(NodeSet.fromlist([check_name(n) for n in names], ))")}),
     "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
     "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET),
     "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS),
