@@ -573,3 +573,43 @@ def test_an_uncompared_fact_split_without_majority_names_every_host() -> None:
                   counts={"differs": 2}, recap="r", facts=[split])
     assert bottom_line("Same?", fleet, [])[1].text == (
         "Also differs on n[1-2] (2 hosts): t · f (see the table).")
+
+
+def test_only_planned_bundled_templates_that_declare_compare_give_specs() -> None:
+    from agentkit._fleet._batch import bundled_catalog
+    from agentkit._fleet._meaning import compare_specs
+    from agentkit._types import Plan, TaskSpec
+
+    cat = bundled_catalog()
+    assert cat["nccl-env"].compare and not cat["service-log"].compare
+
+    def task(i: str, template: str | None) -> TaskSpec:
+        return TaskSpec(id=i, title=i, objective="", template=template)
+
+    plan = Plan(question="q", mode="catalog", tasks=[
+        task("free", None), task("gone", "no-such-template"), task("log", "service-log"),
+        task("env", "nccl-env")])
+    assert compare_specs(plan) == {"env": list(cat["nccl-env"].compare)}
+
+
+def test_a_record_sits_under_its_run_and_keeps_what_json_would_keep(tmp_path: Path) -> None:
+    from agentkit._fleet._record import Recorder, read_outcomes
+    from agentkit._trace import Trace
+    from agentkit._trace._read import read_trace
+    from agentkit._types import Usage
+
+    # equal as JSON, keys in another order: one result, written once; a path is its string
+    a = _result({"k": Fact(value={"x": 1, "y": Path("/p")})})
+    b = _result({"k": Fact(value={"y": "/p", "x": 1})})
+    path = tmp_path / "t.jsonl"
+    with Trace(path) as trace:
+        record = Recorder(trace, "S1")
+        record(HostOutcome(host="a", status="ok", results=[a.model_copy(
+            update={"usage": Usage(tool_calls=2)})]))
+        record(HostOutcome(host="b", status="ok", results=[b]))
+    events = [e for e in read_trace(path).events if e.kind == "host"]
+    assert [e.parent for e in events] == ["S1", "S1"]
+    assert ["result" in r for e in events for r in e.data["results"]] == [True, False]
+    back = read_outcomes(events)
+    assert [o.results[0].facts["k"].value for o in back] == [{"x": 1, "y": "/p"}] * 2
+    assert [o.results[0].usage.tool_calls for o in back] == [2, 0]

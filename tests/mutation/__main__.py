@@ -243,11 +243,21 @@ TARGETS.update({
             "return str(NodeSet.fromlist([check_name(n) for n in names], resolver=None))",
             "return str(NodeSet.fromlist([check_name(n) for n in names], ))")}),
     "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
-    "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET),
+    "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET, equivalent={
+        'where = ", ".join(dict.fromkeys(str(i.get("where") or "XXXX") for i in items if':
+            "only items that have a place are joined",
+        'shown: Any = values[0] if (len(values) == 1) and False else " | ".join(values)':
+            "one string joined is that string",
+    }),
     "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS),
     "fleet-inventory": Target("agentkit/_fleet/_inventory.py", FLEET),
     "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
-    "fleet-record": Target("agentkit/_fleet/_record.py", FLEET),
+    "fleet-record": Target("agentkit/_fleet/_record.py", FLEET, equivalent={
+        **{line: "the digest only names a result within one trace; any size that does not "
+                 "collide" for line in ("digest_size=13).hexdigest()", ").hexdigest()")},
+        **{f"usage = r.usage.model_dump({m})": "Usage holds numbers only: its Python and "
+           "JSON dumps are the same" for m in ("mode=None", 'mode="XXjsonXX"', 'mode="JSON"')},
+    }),
     "fleet-batch": Target("agentkit/_fleet/_batch.py", FLEET),
     "fleet-fanout": Target("agentkit/_fleet/_fanout.py", FLEET),
     "fleet-wire": Target("agentkit/_fleet/_wire.py", FLEET),
