@@ -613,3 +613,83 @@ def test_a_record_sits_under_its_run_and_keeps_what_json_would_keep(tmp_path: Pa
     back = read_outcomes(events)
     assert [o.results[0].facts["k"].value for o in back] == [{"x": 1, "y": "/p"}] * 2
     assert [o.results[0].usage.tool_calls for o in back] == [2, 0]
+
+
+# ---------------------------------------------------------------- the answer
+
+
+def _plan(*ids: str) -> Any:
+    from agentkit._types import Plan, TaskSpec
+
+    return Plan(question="q", mode="catalog", tasks=[
+        TaskSpec(id=i, title=i, objective="", template=i) for i in ids])
+
+
+def test_the_answer_has_a_compared_section_a_table_and_a_section_per_task() -> None:
+    from agentkit._fleet._answer import fleet_answer
+
+    specs = {"t": [Compare(fact="env", each=True), Compare(fact="engine")]}
+    hosts = ["n1", "n2", "n3"]
+    f = Fold("test", hosts, ["t", "u"], specs)
+    long = "v" * 90
+    for h in hosts:
+        env = [{"name": "NCCL_PROTO", "value": "Simple" if h == "n3" else "LL",
+                "where": "/etc/u.service:15"}]
+        f.add(HostOutcome(host=h, status="ok", results=[_result(
+            {"env": Fact(value=env), "engine": Fact(value=long), "tp": Fact(value=8),
+             "x": Fact(value=int(h == "n3"))})]))
+    answer = fleet_answer("q", _plan("t", "u", "w"), f.fleet(), f.evidence(), ["a note"])
+    compared = answer.sections[0]
+    assert compared.title == "Fleet: compared facts"
+    assert [c.text for c in compared.claims] == [
+        "NCCL_PROTO: LL on n[1-2] (2 hosts), set at /etc/u.service:15",
+        "NCCL_PROTO: Simple on n3 (1 host), set at /etc/u.service:15",
+        f"engine: {'v' * 77}\u2026 on all 3 hosts (n[1-3])"]
+    [task] = [s for s in answer.sections if s.title == "Fleet: t"]
+    assert [c.text for c in task.claims] == [
+        "env: [{\"name\":\"NCCL_PROTO\",\"value\":\"LL\",\"where\":\"/etc/u.service:15\"}] on "
+        "n[1-2] (2 hosts)",
+        "env: [{\"name\":\"NCCL_PROTO\",\"value\":\"Simple\",\"where\":\"/etc/u.service:15\"}] "
+        "on n3 (1 host)",
+        "x: 0 on n[1-2] (2 hosts)", "x: 1 on n3 (1 host)",
+        "The same on every host that answered: engine, tp."]
+    assert task.tasks == ["t"]
+    assert answer.table is not None and answer.table.columns == ["fact", "value", "nodes",
+                                                                 "hosts"]
+    assert [[c.text for c in row] for row in answer.table.rows][:2] == [
+        ["NCCL_PROTO", "LL, set at /etc/u.service:15", "n[1-2]", "2"],
+        ["NCCL_PROTO", "Simple, set at /etc/u.service:15", "n3", "1"]]
+    assert answer.tasks == {"t": "ok", "u": "failed", "w": "failed"}
+    assert answer.failed_tasks == ["u", "w"]
+    assert answer.notes == ["a note"] and answer.fleet is not None
+
+
+def test_a_task_status_is_its_majority_status_and_ties_are_partial() -> None:
+    from agentkit._fleet._answer import fleet_answer
+
+    def status_of(*statuses: str) -> str:
+        hosts = [f"n{i}" for i in range(len(statuses))]
+        f = Fold("test", hosts)
+        for h, st in zip(hosts, statuses, strict=True):
+            f.add(HostOutcome(host=h, status="ok", results=[_result(
+                {"k": Fact(value=1)}, status=st)]))
+        return fleet_answer("q", _plan("t"), f.fleet(), f.evidence(), []).tasks["t"]
+    assert status_of("partial", "partial", "ok") == "partial"
+    assert status_of("ok", "ok", "partial") == "ok"
+    assert status_of("ok", "partial") == "partial"  # no majority
+
+
+def test_a_fact_with_more_values_than_shown_counts_the_rest_in_one_row() -> None:
+    from agentkit._fleet._answer import fleet_answer
+    from agentkit._fleet_model import MAX_GROUPS
+
+    hosts = [f"n{i:02d}" for i in range(MAX_GROUPS + 3)]
+    f = Fold("test", hosts)
+    for i, h in enumerate(hosts):
+        f.add(HostOutcome(host=h, status="ok", results=[_result({"k": Fact(value=i)})]))
+    answer = fleet_answer("q", _plan("t"), f.fleet(), f.evidence(), [])
+    assert answer.table is not None
+    rows = [[c.text for c in row] for row in answer.table.rows]
+    assert len(rows) == MAX_GROUPS + 1
+    assert rows[0][0] == "t · k (no majority)"
+    assert rows[-1] == ["t · k (no majority)", "3 more values", "…", "3"]
