@@ -693,3 +693,17 @@ def test_a_fact_with_more_values_than_shown_counts_the_rest_in_one_row() -> None
     assert len(rows) == MAX_GROUPS + 1
     assert rows[0][0] == "t · k (no majority)"
     assert rows[-1] == ["t · k (no majority)", "3 more values", "…", "3"]
+
+
+@pytest.mark.parametrize("status", ["ok", "partial", "failed", "timed-out"])
+def test_a_task_that_failed_everywhere_while_another_answered_is_failed(status: str) -> None:
+    # a host whose other task answered is folded, so the failed task's status is compared
+    from agentkit._fleet._answer import fleet_answer
+
+    f = Fold("test", ["n1", "n2"])
+    for h in ("n1", "n2"):
+        f.add(HostOutcome(host=h, status="ok", results=[
+            _result({}, status=status),
+            _result({"k": Fact(value=1)}).model_copy(update={"task_id": "u"})]))
+    answer = fleet_answer("q", _plan("t", "u"), f.fleet(), f.evidence(), [])
+    assert answer.tasks == {"t": status, "u": "ok"}
