@@ -707,3 +707,36 @@ def test_a_task_that_failed_everywhere_while_another_answered_is_failed(status: 
             _result({"k": Fact(value=1)}).model_copy(update={"task_id": "u"})]))
     answer = fleet_answer("q", _plan("t", "u"), f.fleet(), f.evidence(), [])
     assert answer.tasks == {"t": status, "u": "ok"}
+
+
+# ---------------------------------------------------------------- inventories
+
+
+def test_a_host_file_is_one_name_or_range_a_line_with_comments(tmp_path: Path) -> None:
+    from agentkit._fleet._inventory import hosts_from
+
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("gpu[01-02]  # rack 1\n\n# spares\n  login1\ngpu01\n")
+    assert hosts_from(f"@{hosts}") == ["gpu01", "gpu02", "login1"]
+    hosts.write_text("# nothing yet\n\n")
+    assert _error(hosts_from, f"@{hosts}") == (
+        f"the host list {hosts} names no hosts (one name or range a line)")
+    assert _error(hosts_from, f"@{tmp_path / 'none'}") == (
+        f"cannot read the host list {tmp_path / 'none'}: No such file or directory")
+
+
+def test_an_ssh_config_gives_its_concrete_host_names(tmp_path: Path) -> None:
+    # ssh_config(5): keywords are case-insensitive, "Host" takes several patterns; a pattern
+    # with '*', '?' or '!' is a default for other hosts, not a host
+    from agentkit._fleet._inventory import hosts_from
+
+    cfg = tmp_path / "config"
+    cfg.write_text("host a b\nHOST *.lab !c d?\nHost b e\nHostName x\nMatch all\n"
+                   "# Host commented\nUser me\n")
+    assert hosts_from("ssh-config", str(cfg)) == ["a", "b", "e"]
+    cfg.write_text('Host "unclosed\n')
+    assert _error(hosts_from, "ssh-config", str(cfg)) == (
+        f"{cfg}: cannot read the line 'Host \"unclosed' (an unclosed quote?)")
+    cfg.write_text("Host *\n  User me\n")
+    assert _error(hosts_from, "ssh-config", str(cfg)) == (
+        f"{cfg} has no Host entry naming one host")
