@@ -522,10 +522,10 @@ def test_one_label_from_two_tasks_is_one_line_only_where_they_agree() -> None:
     agree = merged([FleetFact(task="a", fact="engine", groups=same),
                     FleetFact(task="b", fact="eng", label="engine", groups=same)])
     assert [(f.task, f.label) for f in agree] == [("a", "engine")]
-    split = merged([FleetFact(task="a", fact="x", label="engine", groups=same),
-                    FleetFact(task="b", fact="x", label="engine", groups=other),
-                    FleetFact(task="c", fact="tp", label="", groups=other)])
-    assert [f.label for f in split] == ["a: engine", "b: engine", "tp"]
+    split = merged([FleetFact(task="c", fact="tp", label="", groups=other),
+                    FleetFact(task="a", fact="x", label="engine", groups=same),
+                    FleetFact(task="b", fact="x", label="engine", groups=other)])
+    assert [f.label for f in split] == ["tp", "a: engine", "b: engine"]
 
 
 def test_the_verdict_counts_the_hosts_that_did_not_answer() -> None:
@@ -549,6 +549,9 @@ def test_uncompared_differences_name_four_facts_then_count_the_rest() -> None:
                      counts={"ok": 2, "differs": 1}, recap="r", facts=facts)
     assert bottom_line("Same?", fleet_of(4), [])[1].text == (
         "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 (see the table).")
+    assert bottom_line("Same?", fleet_of(5), [])[1].text == (
+        "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 and 1 more (see the "
+        "table).")
     assert bottom_line("Same?", fleet_of(6), [])[1].text == (
         "Also differs on n3 (1 host): t · f0, t · f1, t · f2, t · f3 and 2 more (see the "
         "table).")
@@ -740,3 +743,29 @@ def test_an_ssh_config_gives_its_concrete_host_names(tmp_path: Path) -> None:
     cfg.write_text("Host *\n  User me\n")
     assert _error(hosts_from, "ssh-config", str(cfg)) == (
         f"{cfg} has no Host entry naming one host")
+
+
+def test_a_node_range_is_cut_at_a_comma_within_40_characters_brackets_closed() -> None:
+    from agentkit._fleet._bottom import _short_nodes
+
+    # docs/fleet.md's example: gpu[001-016,018-041,043-098,100-119,…]
+    assert _short_nodes("gpu[001-016,018-041,043-098,100-119,121-130]") == (
+        "gpu[001-016,018-041,043-098,100-119,…]")
+    balanced = "a[1-2],b[3-4],c[5-6],d[7-8],e[1-9],fff,ggg,hhh"
+    assert _short_nodes(balanced) == "a[1-2],b[3-4],c[5-6],d[7-8],e[1-9],fff,…"
+    forty = "abcdefg,abcdefg,abcdefg,abcdefg,abcdefgx"
+    assert len(forty) == 40 and _short_nodes(forty) == forty
+    assert _short_nodes("a," + "b" * 50) == "a,…"
+    assert _short_nodes("c" * 50) == "c" * 50  # no comma to cut at
+
+
+def test_the_verdicts_that_hold_everywhere_follow_the_verdict() -> None:
+    held = [FleetFact(task="t", fact=f, label=f"verdict: {f}", groups=[_g(v, "n[1-2]", 2, [e])])
+            for f, v, e in (("NCCL tuning in effect", "yes", "E1"), ("P2P", "no", "E2"))]
+    fleet = Fleet(transport="t", hosts=2, buckets={"ok": "n[1-2]"}, counts={"ok": 2},
+                  recap="ok=2 differs=0", compared=held)
+    first = bottom_line("Is NCCL tuned?", fleet, [])[0]
+    assert first.text == ("The same on all 2 hosts that answered (n[1-2]). Everywhere that "
+                          "answered, NCCL tuning in effect: yes; P2P: no. Recap: ok=2 "
+                          "differs=0.")
+    assert first.evidence == ["E1", "E2"]

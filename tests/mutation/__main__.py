@@ -236,6 +236,10 @@ TARGETS.update({
                  "least 5 and problems take at most 3 of it when facts differ" for line in (
             "if n < 0:", "if n <= 1:")},
         'odd[f"{f.task} · {f.fact}"] = ""': "a dict used as an ordered set",
+        **{line: "a node range never starts with a comma (check_name refuses an empty "
+                 "name), so no comma is at index 0" for line in (
+            'cut = nodes.rfind(",", None, MAX_NODES)', 'cut = nodes.rfind(",", 1, MAX_NODES)',
+            "if cut < 0:")},
     }),
     "fleet-names": Target("agentkit/_fleet/_names.py", FLEET, equivalent={
         line: "fold's names pass check_name first: no '@', '*' or '?', the only names a "
