@@ -719,7 +719,7 @@ def test_a_host_file_is_one_name_or_range_a_line_with_comments(tmp_path: Path) -
     from agentkit._fleet._inventory import hosts_from
 
     hosts = tmp_path / "hosts.txt"
-    hosts.write_text("gpu[01-02]  # rack 1\n\n# spares\n  login1\ngpu01\n")
+    hosts.write_text("gpu[01-02]  # rack 1 # row 2\n\n# spares\n  login1\ngpu01\n")
     assert hosts_from(f"@{hosts}") == ["gpu01", "gpu02", "login1"]
     hosts.write_text("# nothing yet\n\n")
     assert _error(hosts_from, f"@{hosts}") == (
@@ -734,9 +734,9 @@ def test_an_ssh_config_gives_its_concrete_host_names(tmp_path: Path) -> None:
     from agentkit._fleet._inventory import hosts_from
 
     cfg = tmp_path / "config"
-    cfg.write_text("host a b\nHOST *.lab !c d?\nHost b e\nHostName x\nMatch all\n"
+    cfg.write_text("User me\nhost a b\nHOST *.lab !c d?\nHost b Xe\nHostName x\nMatch all\n"
                    "# Host commented\nUser me\n")
-    assert hosts_from("ssh-config", str(cfg)) == ["a", "b", "e"]
+    assert hosts_from("ssh-config", str(cfg)) == ["a", "b", "Xe"]
     cfg.write_text('Host "unclosed\n')
     assert _error(hosts_from, "ssh-config", str(cfg)) == (
         f"{cfg}: cannot read the line 'Host \"unclosed' (an unclosed quote?)")
@@ -769,3 +769,48 @@ def test_the_verdicts_that_hold_everywhere_follow_the_verdict() -> None:
                           "answered, NCCL tuning in effect: yes; P2P: no. Recap: ok=2 "
                           "differs=0.")
     assert first.evidence == ["E1", "E2"]
+
+
+def test_every_answer_line_cites_its_groups_evidence_and_says_each_place() -> None:
+    from agentkit._fleet._answer import fleet_answer
+    from agentkit._fleet_model import MAX_GROUPS
+
+    ev = Evidence.of("file", "/etc/u.service:15", "NCCL_PROTO=LL", "NCCL_PROTO=LL")
+    specs = {"t": [Compare(fact="env", each=True)]}
+    hosts = [f"n{i}" for i in range(6)]
+    f = Fold("test", hosts, ["t"], specs)
+    for i, h in enumerate(hosts):
+        env = [{"name": "P", "value": "LL" if i < 5 else "S", "where": f"/p{i}:1",
+                "evidence_id": ev.id}]
+        f.add(HostOutcome(host=h, status="ok", results=[_result(
+            {"env": Fact(value=env, evidence=[ev.id]), "k": Fact(value="x" * (80 + i % 2))},
+            evidence=[ev])]))
+    answer = fleet_answer("q", _plan("t", "gone"), f.fleet(), f.evidence(), [])
+    compared = answer.sections[0]
+    assert compared.tasks == [] and answer.sections[1].tasks == ["t"]
+    assert compared.claims[0].text == ("P: LL on n[0-4] (5 hosts), set at /p0:1, /p1:1, /p2:1, "
+                                       "2 more")
+    assert all(c.evidence for c in compared.claims)
+    assert all(c.evidence for c in answer.sections[1].claims if c.text.startswith("env:"))
+    assert answer.table is not None and answer.table.title == "Fleet: what differs"
+    assert all(row[1].evidence for row in answer.table.rows if row[0].text == "P")
+    texts = {c.text.split(" on ")[0] for c in answer.sections[1].claims}
+    assert f"k: {'x' * 80}" in texts and f"k: {'x' * 77}\u2026" in texts  # 80 whole, 81 cut
+    assert any(c.text == "No host answered: gone." for c in answer.bottom_line)
+    assert MAX_GROUPS == 10
+    g = Fold("test", [f"m{i}" for i in range(10)])
+    for i in range(10):
+        g.add(HostOutcome(host=f"m{i}", status="ok", results=[_result({"k": Fact(value=i)})]))
+    table = fleet_answer("q", _plan("t"), g.fleet(), g.evidence(), []).table
+    assert table is not None
+    assert len([r for r in table.rows if r[0].text == "t · k (no majority)"]) == 10
+
+
+def test_ssh_config_without_a_path_is_the_users_own(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkit._fleet._inventory import hosts_from
+
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text("Host gpu07\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert hosts_from("ssh-config") == ["gpu07"]

