@@ -256,6 +256,8 @@ TARGETS.update({
     "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS, equivalent={
         **{f"facts = by_task.get(spec.id, {d})": "'not facts' reads None as [] just below"
            for d in ("None", "")},
+        'return Section(title="Fleet: compared facts", claims=claims, )': "a section's tasks "
+        "default to []",
         'status = next((f for f in facts if f.fact == "status"), )': "every task with facts "
         "has its status fact: the fold always compares it",
         **{line: "a task's status is always one of the four (TaskStatus)" for line in (
