@@ -48,7 +48,9 @@ def _numbers(value: Any) -> Any:
     if isinstance(value, float):
         if value != value or value in (math.inf, -math.inf):
             return {"\u0000non-finite": repr(value)}  # orjson would write null
-        if value.is_integer() and -(2**63) <= value < 2**63:
+        # the integers a host can send (-2**63 .. 2**64 - 1, what orjson writes): a float
+        # equal to one of them is that number (1e19 is 10000000000000000000)
+        if value.is_integer() and -(2**63) <= value < 2**64:
             return int(value)
         return value
     if isinstance(value, dict):
@@ -76,15 +78,20 @@ class _Group:
     hosts: list[str] = field(default_factory=list)
     evidence: dict[str, _Seen] = field(default_factory=dict)
     where: dict[str, None] = field(default_factory=dict)  # where set: a few distinct places
-    where_more: int = 0
+    more: set[str] = field(default_factory=set)  # the other distinct places, only counted
+
+    @property
+    def where_more(self) -> int:
+        return len(self.more)
 
     def seen_at(self, where: str) -> None:
+        # distinct places: a fourth file seen on a hundred hosts is one more place, not 100
         if not where or where in self.where:
             return
         if len(self.where) < MAX_WHERE:
             self.where[where] = None
         else:
-            self.where_more += 1
+            self.more.add(where)
 
 
 class Fold:
@@ -193,7 +200,7 @@ class Fold:
 
     @staticmethod
     def _seen(group: _Group, host: str, cites: list[str], index: dict[str, Evidence]) -> None:
-        for i in cites:
+        for i in dict.fromkeys(cites):  # a host citing one id twice is still one host
             ev = index.get(i)
             if ev is None:
                 continue
@@ -356,4 +363,6 @@ def _text(group: _Group) -> str:
         text = " / ".join(v) if v else "(none)"
     else:
         text = v if isinstance(v, str) else group.key.decode("utf-8", "replace")
+        if isinstance(v, float) and not math.isfinite(v):
+            text = repr(v)  # JSON has no such number: its key is a private marker
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"

@@ -340,6 +340,136 @@ TARGETS.update({
         "question, 'None' or 'XXXX' is read instead of '': words no server name holds"
         for d in ("None", "", '"XXXX"')}),
 })
+# The fleet (issue 26, item 7). FLEET: the in-process fleet tests (the fold, the names, the
+# orchestrator over snapshot fleets and fake transports), less those whose fixture runs a
+# whole fleet (1000 hosts, or the 24-host reference fleet: seconds per mutant on the shared
+# 2-core machine, and every mutant of a function they reach reruns them) and the CLI ones
+# (subprocesses: mutmut cannot see which function they reach). The bottom line and the answer
+# keep the reference fleet: its tests are what reads their words. The transports' own files
+# start real engines (an SSH server, an srun stand-in, a Ray cluster): they are only the
+# targets of the transport each one reaches.
+_WHOLE_FLEET = ("exactly_one_bucket", "majority_range", "broken_snapshots_fail",
+                "trace_records_each_host", "misbehave", "cli")
+_REFERENCE = ("bottom_line_names", "empty_snapshots_fail", "json_and_html")
+FLEET_FILES = ["tests/test_fleet_units.py", "tests/test_fleet.py", "tests/test_fleet_answers.py",
+               "tests/test_fleet_attacks.py"]
+FLEET = [*FLEET_FILES, "-k", " and ".join(f"not {n}" for n in (*_WHOLE_FLEET, *_REFERENCE))]
+FLEET_WORDS = [*FLEET_FILES, "tests/test_messages.py",
+               "-k", " and ".join(f"not {n}" for n in _WHOLE_FLEET)]
+TARGETS.update({
+    "fleet-fold": Target("agentkit/_fleet/_fold.py", FLEET, equivalent={
+        **{line: "the marker key of a NaN or infinity is never shown (its text is the "
+                 "number), only compared" for line in (
+            'return {"XX\\u0000non-finiteXX": repr(value)}  # orjson would write null',
+            'return {"\\u0000NON-FINITE": repr(value)}  # orjson would write null')},
+        'self.where[where] = ""': "a dict used as an ordered set: its values are never read",
+        **{line: "a third content seen at one locator: the excerpt is the 'differs' note "
+                 "either way; only the citation's id changes, and stays unique" for line in (
+            "if len(seen.seen) <= 2:", "if len(seen.seen) < 3:")},
+        **{line: "a cache of folded node ranges: the same range, computed again" for line in (
+            "got = None", "got = self._folded.get(None)")},
+        **{line: "every task with a group of a fact ran on a host: ran is filled in the "
+                 "same loop" for line in (
+            "absent = [h for h in self.ran.get(task, None) if h not in have]",
+            "absent = [h for h in self.ran.get(task, ) if h not in have]")},
+        **{line: "a setting's list fact is in had for every host that gave it, and the "
+                 "setting's meanings come from that list" for line in (
+            "unset = [h for h in self.had.get((task, each), None) if h not in have]",
+            "unset = [h for h in self.had.get((task, each), ) if h not in have]")},
+        **{line: "no majority means at least two groups" for line in (
+            "for g in groups[1:] if majority else (groups if (len(groups) > 1) or True else "
+            "()):",
+            "for g in groups[1:] if majority else (groups if len(groups) >= 1 else ()):")},
+        'sha, excerpt = next(iter(seen.seen.items())) if same else ("", "XXXX")': "the "
+        "excerpt of differing contents is replaced by the note",
+        "who = nodes if (len(seen.hosts) == len(group.hosts)) and False else "
+        "fold_names(seen.hosts)": "cites are deduplicated, so as many citing hosts as the "
+        "group's are the group's hosts: the shortcut saves a fold only",
+        "key = f\"{who}\\0{'XX,XX'.join(sorted(seen.seen))}\"": "any separator: hex "
+        "digests hold neither 'X' nor ','",
+        'return "ok", "XXXX"': "the reason of an ok host is never read",
+        **{line: "orjson writes valid UTF-8: the error handler is never called" for line in (
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", )',
+            'text = v if isinstance(v, str) else group.key.decode("UTF-8", "replace")',
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", "XXreplaceXX")',
+            'text = v if isinstance(v, str) else group.key.decode("utf-8", "REPLACE")')},
+        "rows: list[tuple[TaskResult, list[tuple[str, Any, bytes, list[str]]]]] = None":
+            "replaced by the checked rows, or never read when the host is not ok",
+        "self.duplicates.append(None)": "only the number of duplicates is said",
+    }),
+    "fleet-bottom": Target("agentkit/_fleet/_bottom.py", FLEET_WORDS, equivalent={
+        **{f"f\"({{_short_nodes(fleet.buckets.get('{b}', {d}))}}){{rest}}\")": "a bucket "
+           "the verdict names is never empty there (hosts answered: ok; some differ: "
+           "differs), so its default is never used" for b in ("ok", "differs")
+           for d in ("None", "", "'XXXX'")},
+        "n_prob = min(len(problems), MAX_PROBLEMS if (facts) or True else room)": "with no "
+        "differing fact, n_prob is computed again from the whole room just below",
+        **{line: "n is at least 2 whenever there are more lines than n: the room is at "
+                 "least 5 and problems take at most 3 of it when facts differ" for line in (
+            "if n < 0:", "if n <= 1:")},
+        'odd[f"{f.task} · {f.fact}"] = ""': "a dict used as an ordered set",
+        **{line: "a node range never starts with a comma (check_name refuses an empty "
+                 "name), so no comma is at index 0" for line in (
+            'cut = nodes.rfind(",", None, MAX_NODES)', 'cut = nodes.rfind(",", 1, MAX_NODES)',
+            "if cut < 0:")},
+    }),
+    "fleet-names": Target("agentkit/_fleet/_names.py", FLEET, equivalent={
+        line: "fold's names pass check_name first: no '@', '*' or '?', the only names a "
+              "ClusterShell group resolver reads" for line in (
+            "return str(NodeSet.fromlist([check_name(n) for n in names], resolver=None))",
+            "return str(NodeSet.fromlist([check_name(n) for n in names], ))")}),
+    "fleet-outcome": Target("agentkit/_fleet/_outcome.py", FLEET),
+    "fleet-meaning": Target("agentkit/_fleet/_meaning.py", FLEET, equivalent={
+        'where = ", ".join(dict.fromkeys(str(i.get("where") or "XXXX") for i in items if':
+            "only items that have a place are joined",
+        'shown: Any = values[0] if (len(values) == 1) and False else " | ".join(values)':
+            "one string joined is that string",
+    }),
+    "fleet-answer": Target("agentkit/_fleet/_answer.py", FLEET_WORDS, equivalent={
+        **{f"facts = by_task.get(spec.id, {d})": "'not facts' reads None as [] just below"
+           for d in ("None", "")},
+        'return Section(title="Fleet: compared facts", claims=claims, )': "a section's tasks "
+        "default to []",
+        'status = next((f for f in facts if f.fact == "status"), )': "every task with facts "
+        "has its status fact: the fold always compares it",
+        **{line: "a task's status is always one of the four (TaskStatus)" for line in (
+            'return value if (value in ("ok", "partial", "failed", "timed-out")) or True else '
+            '"partial"',
+            'return value if value in ("ok", "XXpartialXX", "failed", "timed-out") else '
+            '"partial"',
+            'return value if value in ("ok", "PARTIAL", "failed", "timed-out") else "partial"',
+            'return value if value in ("ok", "partial", "failed", "timed-out") else '
+            '"XXpartialXX"',
+            'return value if value in ("ok", "partial", "failed", "timed-out") else "PARTIAL"')},
+    }),
+    "fleet-inventory": Target("agentkit/_fleet/_inventory.py", FLEET, equivalent={
+        **{f"with open(path, {e}) as f:": "equivalent where the locale's encoding is "
+           "UTF-8, as on the machines these runs use (not on a Latin-1 locale)"
+           for e in ("encoding=None", "", 'encoding="UTF-8"')},
+        **{f"text = f.read({n})": "a read bound far above any host list: only its size "
+           "changes" for n in ("None", "17 * 1024 * 1024", "16 * 1025 * 1024",
+                               "16 * 1024 * 1025")},
+        **{f'lines = [ln.split("#", {n})[0].strip() for ln in text.splitlines()]': "the "
+           "text before the first '#' is the same however many splits follow"
+           for n in ("", "2")},
+    }),
+    "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
+    "fleet-record": Target("agentkit/_fleet/_record.py", FLEET, equivalent={
+        **{line: "the digest only names a result within one trace; any size that does not "
+                 "collide" for line in ("digest_size=13).hexdigest()", ").hexdigest()")},
+        **{f"usage = r.usage.model_dump({m})": "Usage holds numbers only: its Python and "
+           "JSON dumps are the same" for m in ("mode=None", 'mode="XXjsonXX"', 'mode="JSON"')},
+    }),
+    "fleet-batch": Target("agentkit/_fleet/_batch.py", FLEET),
+    "fleet-fanout": Target("agentkit/_fleet/_fanout.py", FLEET),
+    "fleet-wire": Target("agentkit/_fleet/_wire.py", FLEET),
+    "fleet-snapfleet": Target("agentkit/_fleet/_snapfleet.py", FLEET),
+    "fleet-ssh": Target("agentkit/_fleet/_ssh.py",
+                        ["tests/test_fleet_attacks.py", "tests/test_fleet_ssh.py"]),
+    "fleet-slurm": Target("agentkit/_fleet/_slurm.py",
+                          ["tests/test_fleet_attacks.py", "tests/test_fleet_slurm.py"]),
+    "fleet-ray": Target("agentkit/_fleet/_ray.py", ["tests/test_fleet_ray.py"]),
+})
 # _run and the limits moved from _commands.py to _spawn.py (module size): the same tests,
 # and the equivalents written for those lines, keyed by the mutated line, still apply.
 TARGETS["spawn"] = Target("agentkit/_sandbox/_spawn.py", TARGETS["commands"].tests,
