@@ -46,8 +46,8 @@ def read(name: str) -> bytes | None:
     where = cache_dir()
     if where is None or not _usable_dir(str(where)):
         return None
-    try:
-        fd = os.open(where / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # O_NONBLOCK: a FIFO put there opens at once (and is refused below), never waits
+        fd = os.open(where / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as f:

@@ -10,7 +10,8 @@ same final call ``re`` makes (``_sre.compile``, which checks the program before 
 
 An entry is written only when the pattern built from it equals the one ``re.compile`` returns
 (patterns compare equal when their text, flags and program are the same), under a key that
-covers the pattern, the flags and the exact Python build; anything unusual (bytes, a flag
+covers the pattern, the flags and the exact Python build, and holds the pattern and flags it
+was made for (an entry found under another name is a miss); anything unusual (bytes, a flag
 ``re`` warns about or debugs with, another Python whose compiler internals differ, an entry
 that does not load) is compiled by ``re`` itself.
 """
@@ -46,19 +47,23 @@ def compile(pattern: Any, flags: int = 0) -> Pattern[Any]:  # type: ignore[no-re
         return _re.compile(pattern, flags)
     name = hashlib.sha256(f"{_BUILD}\0{flags}\0{pattern}".encode(
         "utf-8", "surrogatepass")).hexdigest() + ".re"
-    built = _load(name, pattern)
+    built = _load(name, pattern, flags)
     if built is None:
         built = _re.compile(pattern, flags)
         _store(name, pattern, flags, built)
     return built
 
 
-def _load(name: str, pattern: str) -> Pattern[str] | None:
+def _load(name: str, pattern: str, flags: int = 0) -> Pattern[str] | None:
     data = read(name)
     if data is None:
         return None
     try:
-        final, code, groups, groupindex, indexgroup = marshal.loads(data)
+        made_for, made_with, final, code, groups, groupindex, indexgroup = marshal.loads(data)
+        # an entry says which pattern it was made for: one under another name (swapped,
+        # copied) would give a pattern other groups than the code using it asks for
+        if made_for != pattern or made_with != flags:
+            return None
         if not (isinstance(final, int) and isinstance(code, list) and isinstance(groups, int)
                 and isinstance(groupindex, dict) and isinstance(indexgroup, tuple)):
             return None
@@ -83,7 +88,7 @@ def _store(name: str, pattern: str, flags: int, expected: Pattern[str]) -> None:
                  groupindex, tuple(indexgroup))
         if _sre.compile(pattern, *entry) != expected:
             return
-        data = marshal.dumps(entry)
+        data = marshal.dumps((pattern, flags, *entry))
     except Exception:  # re's internals are not what this module knows: no entry
         return
     write(name, data)

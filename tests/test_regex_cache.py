@@ -93,7 +93,7 @@ def test_entries_writable_by_others_or_damaged_are_not_used(cache: Path) -> None
     (entry,) = cache.glob("*.re")
     # a program that matches something else, written where the entry was
     other = _regex._load(entry.name, pattern)
-    assert other is not None
+    assert other is not None  # the entry as written loads
     os.chmod(entry, 0o666)
     assert _regex._load(entry.name, pattern) is None  # writable by others: not loaded
     os.chmod(entry, 0o600)
@@ -110,8 +110,10 @@ def test_a_refused_program_is_not_used(cache: Path) -> None:
     pattern = "abc"
     _regex.compile(pattern)
     (entry,) = cache.glob("*.re")
-    final, code, groups, groupindex, indexgroup = marshal.loads(entry.read_bytes())
-    entry.write_bytes(marshal.dumps((final, [9999, *code], groups, groupindex, indexgroup)))
+    made_for, flags, final, code, groups, groupindex, indexgroup = marshal.loads(
+        entry.read_bytes())
+    entry.write_bytes(marshal.dumps((made_for, flags, final, [9999, *code], groups, groupindex,
+                                     indexgroup)))
     assert _regex._load(entry.name, pattern) is None  # _sre checks the program
     _same(_regex.compile(pattern), re.compile(pattern))
 
@@ -127,3 +129,41 @@ def test_what_re_handles_with_side_effects_is_left_to_re(cache: Path) -> None:
     assert _regex.compile(b"bytes") == re.compile(b"bytes")
     _regex.compile("x", re.DEBUG)  # prints the program, as re does
     assert not list(cache.glob("*.re"))
+
+
+def test_an_entry_stored_for_another_pattern_is_not_used(cache: Path) -> None:
+    """Red team 4 (F7): entries swapped between names were loaded under the wrong key, and a
+    redaction pattern then lacked the groups its code asks for (IndexError in the sandbox).
+    An entry names the pattern and flags it was made for; any other is a miss."""
+    a, b = r"(?P<val>secret)=(\S+)", r"token:(\S+)"
+    _regex.compile(a)
+    _regex.compile(b, re.I)
+    entries = sorted(cache.glob("*.re"))
+    assert len(entries) == 2
+    first, second = (e.read_bytes() for e in entries)
+    entries[0].write_bytes(second)
+    entries[1].write_bytes(first)
+    _same(_regex.compile(a), re.compile(a))
+    _same(_regex.compile(b, re.I), re.compile(b, re.I))
+    assert _regex.compile(a).groupindex == {"val": 1}
+
+
+def test_a_fifo_in_the_cache_is_a_miss_not_a_hang(cache: Path) -> None:
+    """Red team 4 (F6): a FIFO where an entry was made every agentkit process block in
+    open(2) waiting for a writer. Special files are refused before they are read."""
+    import threading
+
+    pattern = r"fifo-(\d+)"
+    _regex.compile(pattern)
+    (entry,) = cache.glob("*.re")
+    entry.unlink()
+    os.mkfifo(entry, 0o600)
+    done: list[re.Pattern[str]] = []
+    t = threading.Thread(target=lambda: done.append(_regex.compile(pattern)), daemon=True)
+    t.start()
+    t.join(10)
+    if not done:  # unblock the thread so the test process can end, then fail
+        with open(os.open(entry, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+            pass
+        pytest.fail("reading a FIFO cache entry blocked")
+    _same(done[0], re.compile(pattern))
