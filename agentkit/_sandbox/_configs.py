@@ -16,12 +16,13 @@ from pydantic import Field
 from .._bounded import MAX_DEPTH as _MAX_DEPTH
 from .._bounded import LimitError, check_value, check_yaml
 from .._types import Evidence
-from ._files import read_text
+from ._files import read_text, read_text_links
 from ._jsonlines import JSONLineError, loads_with_lines
 from ._paths import PathRefused, list_entries, opened
 from ._redact import is_env_file, redact_entry
 from ._systemd import UnitSyntaxError, parse_dotenv, resolve_unit
 from ._tool import ToolContext, ToolError, ToolOutput, tool
+from ._withheld import linked_notice
 
 Format = Literal["auto", "json", "yaml", "toml", "ini", "systemd", "dotenv"]
 _MAX_ENTRIES = 5000
@@ -211,7 +212,7 @@ def parse_config(
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "systemd":
         return _unit(ctx, path, instance)
-    text, host_path, truncated = read_text(ctx, path)
+    text, host_path, truncated, links = read_text_links(ctx, path)
     if truncated:
         raise ToolError(f"{host_path} is larger than {ctx.host.read_limit} bytes; too large to "
                         "parse whole")
@@ -242,7 +243,10 @@ def parse_config(
             rows.append((key_text(key), value, line,
                          "\n".join(s.strip() for s in src[first - 1 : last])
                          if 0 < first <= last <= len(src) else ""))
-    return _entries(ctx, host_path, fmt, rows, spans=spans)
+    out = _entries(ctx, host_path, fmt, rows, spans=spans)
+    if links > 1:  # read strictly, and the result says so, as read_file's does
+        out.withheld.append(linked_notice(host_path, links))
+    return out
 
 
 def value_span(key: KeyPath, value: Any, line: int, lines: dict[KeyPath, int]

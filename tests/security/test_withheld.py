@@ -142,6 +142,20 @@ def test_a_hard_linked_file_says_what_was_withheld(tmp_path: Path, mode: str) ->
     assert "withheld" not in _call(host, "read_file", {"path": "/etc/single.txt"}).data
 
 
+def test_parse_config_of_a_hard_linked_file_says_so(tmp_path: Path) -> None:
+    """Red team 4 (F8): parse_config read a hard-linked file's short value (inside the
+    documented limit) without the notice read_file, grep and cat give for the same file."""
+    (tmp_path / "hl").mkdir()
+    (tmp_path / "hl" / "c.yaml").write_text("db:\n  note: s3cr3tPw9\n")
+    os.link(tmp_path / "hl" / "c.yaml", tmp_path / "hl" / "other.yaml")
+    (tmp_path / "hl" / "single.yaml").write_text("db:\n  note: plain\n")
+    host = Host.at(tmp_path, sandbox="allowlist")
+    out = _call(host, "parse_config", {"path": "/hl/other.yaml"})
+    [linked] = [w for w in out.data.get("withheld", []) if w.startswith("hard-link:")] or [""]
+    assert "/hl/other.yaml" in linked and "2 hard links" in linked
+    assert "withheld" not in _call(host, "parse_config", {"path": "/hl/single.yaml"}).data
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_every_command_says_which_layer_it_ran_under(mode: str) -> None:
     out = _call(Host.at("/", sandbox=mode), "run_command", {"argv": ["uname", "-r"]})
