@@ -19,6 +19,7 @@ import re2
 
 from ... import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._blocks import (
+    redact_aliased_values,
     redact_aliases,
     redact_env_blocks,
     redact_env_items,
@@ -173,9 +174,8 @@ def _by_rules(text: str) -> str:
     return _redact(text)
 
 
-# A long text (a journal, a source file) passes the net more than once on its way out (the
-# command runner, then the sandbox's scrub); its result is kept for the next pass. Bounded:
-# 32 entries of at most the tools' output limits.
+# A long text (a journal, a source file) passes the net more than once on its way out (runner,
+# then the sandbox's scrub); its result is kept for the next pass, 32 at most.
 _LONG = 4096
 
 
@@ -185,15 +185,15 @@ def _redact_long(text: str) -> str:
 
 
 def _redact(text: str) -> str:
-    # Line ends: CRLF files (and old Mac CR-only ones) are matched as LF and given back as
-    # they came, so every line rule holds for them.
+    # CRLF (and old Mac CR-only) lines are matched as LF and given back as they came
     ends = "\r\n" if "\r\n" in text and "\n" not in text.replace("\r\n", "") else (
         "\r" if "\r" in text and "\n" not in text else "")
     if ends:
         text = text.replace(ends, "\n")
     elif "\r" in text:
         text = re.sub(r"\r(?!\n)", "\n", text)
-    text = _redact_lines(text)
+    # an anchor's value first: the key redaction below hides the alias that points to it
+    text = _redact_lines(redact_aliased_values(text))
     return text.replace("\n", ends) if ends else text
 
 

@@ -260,6 +260,43 @@ def redact_aliases(text: str) -> str:
                           text)
 
 
+# YAML aliases as values: `x: &a VALUE` (or a block under `x: &a`) then `password: *a`: the
+# secret is written where the anchor is, under an innocent key
+_SECRET_ALIAS = re.compile(rf"""(?im)^[ \t]*(?:-[ \t]*)?["']?{SECRET_KEY}["']?[ \t]*:[ \t]*"""
+                           r"\*([\w.\-/]+)")
+_BLOCK_ITEM = re.compile(r"^([ \t]*(?:-[ \t]+)?(?:[^\s:#][^:#]*:[ \t]+|-[ \t]+))(\S.*)$")
+
+
+def redact_aliased_values(text: str) -> str:
+    """The value an anchor names, wherever an alias of it stands under a secret key: on the
+    anchor's own line, or the values of the block indented below it."""
+    if "&" not in text or "*" not in text:
+        return text
+    names = {m.group(1) for m in _SECRET_ALIAS.finditer(text)}
+    if not names:
+        return text
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = re.search(r"&([\w.\-/]+)(?:[ \t]+(\S.*))?$", lines[i])
+        if m is None or m.group(1) not in names:
+            i += 1
+            continue
+        if m.group(2) is not None and not m.group(2).startswith("#"):
+            lines[i] = lines[i][: m.start(2)] + _R
+            i += 1
+            continue
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        i += 1
+        while i < len(lines) and (not lines[i].strip()
+                                  or len(lines[i]) - len(lines[i].lstrip()) > indent):
+            item = _BLOCK_ITEM.match(lines[i])
+            if item is not None:
+                lines[i] = item.group(1) + _R
+            i += 1
+    return "\n".join(lines)
+
+
 # an argument list with the flag on one line and its value on the next (k8s args:, compose
 # command:): `- --api-key` then `- "v"`
 _LIST_FLAG_LINES = re.compile(
