@@ -24,6 +24,9 @@ from functools import lru_cache
 from typing import Any
 
 MIN_LEN = 8  # shorter values would match ordinary words; no real API key is this short
+# a run this long of a known key's characters is a piece of the key (a reply that quotes it
+# in halves), not a word: the fixed prefixes keys share ("sk-proj-") are shorter
+FRAGMENT = 12
 MARK = "[REDACTED:api-key]"
 
 _BS = r"\\+"  # one or more backslashes: an escape, or an escape escaped again (JSON in JSON)
@@ -156,7 +159,32 @@ def withhold(text: str, extra: Iterable[str] = ()) -> str:
     for secret in secrets:
         if _maybe(secret, normal, lower):
             text = pattern(secret).sub(MARK, text)
+        if len(secret) > FRAGMENT:
+            text = _pieces(secret, text)
     return text
+
+
+@lru_cache(maxsize=64)
+def _windows(secret: str) -> re.Pattern[str]:
+    return re.compile("|".join(sorted({re.escape(secret[i:i + FRAGMENT])
+                                       for i in range(len(secret) - FRAGMENT + 1)})))
+
+
+def _pieces(secret: str, text: str) -> str:
+    """``text`` with every run of FRAGMENT or more of ``secret``'s consecutive characters,
+    spelled plainly, replaced by the mark (each run grown to its full length)."""
+    out: list[str] = []
+    pos = 0
+    for m in _windows(secret).finditer(text):
+        if m.start() < pos:
+            continue
+        i = secret.find(m.group(0))
+        start, end, j = m.start(), m.end(), i + FRAGMENT
+        while end < len(text) and j < len(secret) and text[end] == secret[j]:
+            end, j = end + 1, j + 1
+        out += [text[pos:start], MARK]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
 
 
 def withhold_data(value: Any) -> Any:

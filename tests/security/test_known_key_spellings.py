@@ -253,3 +253,31 @@ def test_ask_prints_and_traces_no_spelling_of_an_echoed_key(case: str, tmp_path:
                        ("trace", trace.read_text(encoding="utf-8"))):
         assert not leaks(KEY, text), (name, text[-2000:])
     assert "Traceback" not in proc.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=keys, cut=st.integers(0, 64), before=context, between=context, after=context)
+def test_a_key_split_in_pieces_is_withheld_piece_by_piece(key: str, cut: int, before: str,
+                                                           between: str, after: str) -> None:
+    """Red team 4 (content_split_halves): a reply quoting the key in two halves put both in
+    the trace. Any run of 12 or more of the key's characters is the key's, not a word."""
+    from agentkit._trace import _withhold
+
+    _withhold.remember(key)
+    at = max(12, min(len(key) - 12, cut))
+    if len(key) < 24:
+        at = len(key) // 2
+    text = f"{before}{key[:at]}{between}{key[at:]}{after}"
+    out = _withhold.withhold(text)
+    for piece in (key[:at], key[at:]):
+        if len(piece) >= 12:
+            assert piece not in out, (piece, out)
+
+
+def test_a_fragment_shorter_than_twelve_is_kept() -> None:
+    from agentkit._trace import _withhold
+
+    key = "sk-proj-Q7wErTy8UiOp9AsDfGh"
+    _withhold.remember(key)
+    text = "keys start with sk-proj- and the docs say so"
+    assert _withhold.withhold(text) == text
