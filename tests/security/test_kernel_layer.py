@@ -55,15 +55,46 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (path / ".aws").mkdir(parents=True)
     (path / ".aws" / "credentials").write_text(f"[default]\naws_secret_access_key = {SECRET}\n")
     (path / ".netrc").write_text(f"machine h login u password {SECRET}\n")
-    monkeypatch.setattr(_kernel, "_homes", lambda: [str(path)])
+    with as_kernel_home(monkeypatch, path, path):
+        yield path
+
+
+@contextlib.contextmanager
+def as_kernel_home(monkeypatch: pytest.MonkeyPatch, home: Path, scratch: Path) -> Iterator[None]:
+    """``home`` is the only home the kernel layer knows (its mask lists rebuilt before and
+    after); ``scratch`` is removed at the end."""
+    monkeypatch.setattr(_kernel, "_homes", lambda: [str(home)])
     _kernel._existing_secrets.cache_clear()
     _kernel._inodes.cache_clear()
     try:
-        yield path
+        yield
     finally:
         _kernel._existing_secrets.cache_clear()
         _kernel._inodes.cache_clear()
-        subprocess.run(["rm", "-rf", str(path)], check=True)
+        subprocess.run(["rm", "-rf", str(scratch)], check=True)
+
+
+@contextlib.contextmanager
+def daemon_socket() -> Iterator[str]:
+    """A listening Unix socket under /run, where daemons keep theirs (skips where /run is
+    not writable); removed after, with the kernel layer's socket list."""
+    top = f"/run/agentkit-test-{uuid.uuid4().hex[:8]}"
+    try:
+        os.mkdir(top)
+    except OSError as exc:
+        pytest.skip(f"cannot make a socket under /run here: {exc.strerror}")
+    path = f"{top}/daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(path)
+        server.listen(4)
+        yield path
+    finally:
+        server.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.rmdir(top)
+        _kernel._sockets.cache_clear()
 
 
 @pytest.fixture
@@ -424,16 +455,7 @@ def test_a_host_daemons_unix_socket_is_not_reachable_but_by_its_own_client() -> 
     # A network namespace does not cut a path-named Unix socket (unix(7): it is a file);
     # docker.sock is root on the host. Every daemon socket is covered, but for the program
     # that talks to it (red team round 2).
-    top = f"/run/agentkit-test-{uuid.uuid4().hex[:8]}"
-    try:
-        os.mkdir(top)
-    except OSError as exc:
-        pytest.skip(f"cannot make a socket under /run here: {exc.strerror}")
-    path = f"{top}/daemon.sock"
-    server = socket.socket(socket.AF_UNIX)
-    try:
-        server.bind(path)
-        server.listen(4)
+    with daemon_socket() as path:
         _kernel._sockets.cache_clear()
         assert path in _kernel.daemon_sockets()
         probe = ["/usr/bin/python3", "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX);"
@@ -445,9 +467,3 @@ def test_a_host_daemons_unix_socket_is_not_reachable_but_by_its_own_client() -> 
 
         assert "connected" not in run(_kernel.Needs())
         assert "connected" in run(_kernel.Needs(unmasked=(path,)))  # as docker gets its own
-    finally:
-        server.close()
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        os.rmdir(top)
-        _kernel._sockets.cache_clear()

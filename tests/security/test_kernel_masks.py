@@ -21,7 +21,6 @@ in it fails; a file covered by a bind mount of /dev/null reads as empty.
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,11 @@ from pathlib import Path
 import pytest
 
 from agentkit._sandbox import _kernel
-from tests.security.test_kernel_layer import _attack_output, no_userspace  # noqa: F401
+from tests.security.test_kernel_layer import (  # noqa: F401  (no_userspace: a fixture)
+    _attack_output,
+    as_kernel_home,
+    no_userspace,
+)
 
 pytestmark = [pytest.mark.skipif(
     _kernel._probe(_kernel.BWRAP) is not None,
@@ -74,18 +77,11 @@ def planted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ``sys/`` stands for ``/`` under every host-wide mask."""
     base = Path.home() / f".agentkit-masks-{uuid.uuid4().hex[:8]}"
     (base / "home").mkdir(parents=True)
-    monkeypatch.setattr(_kernel, "_homes", lambda: [str(base / "home")])
     for name in ("_SYSTEM_SECRETS", "_KUBECONFIGS", "_PODMAN_STORAGE"):
         moved = tuple(f"{base}/sys{p}" for p in getattr(_kernel, name))
         monkeypatch.setattr(_kernel, name, moved)
-    _kernel._existing_secrets.cache_clear()
-    _kernel._inodes.cache_clear()
-    try:
+    with as_kernel_home(monkeypatch, base / "home", base):
         yield base
-    finally:
-        _kernel._existing_secrets.cache_clear()
-        _kernel._inodes.cache_clear()
-        subprocess.run(["rm", "-rf", str(base)], check=True)
 
 
 def _plant(at: Path, is_dir: bool) -> Path:

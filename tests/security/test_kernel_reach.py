@@ -22,11 +22,9 @@ Expected facts, from bwrap(1), unix(7) and the documents, written before running
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import socket
 import subprocess
 import types
 import uuid
@@ -41,7 +39,7 @@ from agentkit import Host
 from agentkit._sandbox import _kernel
 from agentkit._sandbox._paths import Root
 from tests.security.test_kernel_flags import inside
-from tests.security.test_kernel_layer import _attack_output, call
+from tests.security.test_kernel_layer import _attack_output, call, daemon_socket
 from tests.security.test_kernel_layer import no_userspace as no_userspace  # the fixture
 
 pytestmark = pytest.mark.skipif(
@@ -103,27 +101,6 @@ def test_only_nvidia_smi_gets_the_nvidia_device_nodes() -> None:
         os.unlink(node)
 
 
-@contextlib.contextmanager
-def _daemon_socket() -> Iterator[str]:
-    top = f"/run/agentkit-reach-{uuid.uuid4().hex[:8]}"
-    try:
-        os.mkdir(top)
-    except OSError as exc:
-        pytest.skip(f"cannot make a socket under /run here: {exc.strerror}")
-    path = f"{top}/daemon.sock"
-    server = socket.socket(socket.AF_UNIX)
-    try:
-        server.bind(path)
-        server.listen(4)
-        yield path
-    finally:
-        server.close()
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        os.rmdir(top)
-        _kernel._sockets.cache_clear()
-
-
 def _connect(path: str) -> str:
     code = ("import socket; s = socket.socket(socket.AF_UNIX)\n"
             f"try:\n s.connect({path!r}); print('connected')\n"
@@ -132,7 +109,7 @@ def _connect(path: str) -> str:
 
 
 def test_a_covered_daemon_socket_refuses_and_the_command_still_runs() -> None:
-    with _daemon_socket() as path:
+    with daemon_socket() as path:
         _kernel._sockets.cache_clear()
         assert "ConnectionRefusedError" in _connect(path)
 
@@ -144,7 +121,7 @@ def test_a_socket_or_credential_gone_since_the_lists_were_made_breaks_nothing(
     # every command until the lists were made again.
     (home / ".netrc").write_text(f"{SECRET}\n")
     (home / ".aws").mkdir()
-    with _daemon_socket() as sock:
+    with daemon_socket() as sock:
         _kernel._sockets.cache_clear()
         assert "ConnectionRefusedError" in _connect(sock)  # the lists hold it
         assert sock in _kernel.daemon_sockets()
@@ -201,7 +178,7 @@ def test_credentials_found_later_are_masked_after_the_lists_refresh(
     assert call(host, ["cat", str(tmp_path / "notes.txt")]).ok
     (home / ".netrc").write_text(f"{SECRET}\n")
     os.link(home / ".netrc", tmp_path / "innocent.txt")
-    with _daemon_socket() as sock:
+    with daemon_socket() as sock:
         clock[0] += _kernel._MASK_TTL_S + 1
         assert SECRET not in inside(f"cat {home}/.netrc")
         assert "ConnectionRefusedError" in _connect(sock)

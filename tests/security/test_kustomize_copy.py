@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 
 from agentkit import Host, Sandbox
 from agentkit._sandbox import _kernel
+from tests.security.test_kernel_layer import as_kernel_home
 
 pytestmark = [
     pytest.mark.skipif(_kernel._probe(_kernel.BWRAP) is not None,
@@ -74,15 +75,8 @@ def place(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     attacker can write to, with a home beside it whose credentials the kernel layer knows."""
     path = Path.home() / f".agentkit-kust-{uuid.uuid4().hex[:8]}"
     (path / "home").mkdir(parents=True)
-    monkeypatch.setattr(_kernel, "_homes", lambda: [str(path / "home")])
-    _kernel._existing_secrets.cache_clear()
-    _kernel._inodes.cache_clear()
-    try:
+    with as_kernel_home(monkeypatch, path / "home", path):
         yield path
-    finally:
-        _kernel._existing_secrets.cache_clear()
-        _kernel._inodes.cache_clear()
-        subprocess.run(["rm", "-rf", str(path)], check=True)
 
 
 def plant(d: Path, files: dict[str, str | bytes]) -> Path:
