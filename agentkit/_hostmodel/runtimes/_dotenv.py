@@ -89,6 +89,8 @@ def _name(text: str, pos: int, line: int) -> tuple[str, int, bool]:
         pos += 6
         while pos < len(text) and text[pos] in _SPACE:
             pos += 1
+        if pos == len(text):  # compose-go refuses `export` with only blanks after it
+            raise DotenvError(f"line {line}: zero length string")
     start = pos
     for i in range(pos, len(text)):
         c = text[i]
