@@ -321,7 +321,25 @@ TARGETS.update({
     }),
     "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
     "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
-                                             "tests/test_runtimes_compose_files.py"]),
+                                             "tests/test_runtimes_compose_files.py"],
+                        equivalent={
+        'line = text.count("\\n", None, pos) + 1': "a start of None is 0",
+        "defined[name] = None": "find() asks lookup first, which gave an inherited name's value",
+        **{ln: "a comment's newline is found after its '#', never at 0" for ln in (
+            "pos = len(text) if nl <= 0 else nl", "pos = len(text) if nl < 1 else nl")},
+        **{ln: "a value never starts at offset 0 (a name or separator is before it)" for ln in (
+            "end = len(text) if end <= 0 else end", "end = len(text) if end < 1 else end")},
+        **{ln: "the first piece of a split is the same however many splits" for ln in (
+            'first = text[start:].split("\\n", )[0]', 'first = text[start:].split("\\n", 2)[0]',
+            'first = text[pos:].split("\\n", )[0]', 'first = text[pos:].split("\\n", 2)[0]',
+            'value = text[pos:end].split(" #", )[0].rstrip()',
+            'value = text[pos:end].split(" #", 2)[0].rstrip()')},
+        'while c != "XX\\nXX" and rest < len(text) and text[rest] in _SPACE:': "the blanks "
+        "after an inherited name's newline are skipped by _statement next anyway",
+        'if not (c in "XX_.-[]XX" or c.isalpha() or c.isdigit()):': "X is a letter anyway",
+        "escaped = None": "None is falsy like False: both branches read it as a truth value",
+        'ok = len(digits) == 3 and all(d in "XX01234567XX" for d in digits)': "the digits "
+        "are [0-9] by _ESCAPE: never an X"}),
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),

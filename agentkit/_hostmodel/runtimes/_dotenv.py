@@ -10,7 +10,9 @@ documented behaviour and test cases (tests/test_runtimes_compose_dotenv.py):
   dropped, and ``$VAR``/``${VAR…}`` interpolated (:mod:`._interp`);
 - single-quoted values are literal; double-quoted ones may span lines, take the escapes
   ``\\n \\t \\r \\a \\b \\f \\v \\\\ \\" \\$`` and ``\\0NNN`` (octal), and are interpolated
-  (``\\$`` stays a literal ``$``); an unclosed quote is an error;
+  (``\\$`` stays a literal ``$``); an unclosed quote is an error, and so is ``export`` with
+  only blanks after it; an error names the statement's line (for an unclosed quote, the line
+  it opens on, where compose-go's counter has already run to the file's end);
 - interpolation looks a name up in the environment compose runs in first, then in the names
   defined above it in the same file.
 """
@@ -89,6 +91,8 @@ def _name(text: str, pos: int, line: int) -> tuple[str, int, bool]:
         pos += 6
         while pos < len(text) and text[pos] in _SPACE:
             pos += 1
+        if pos == len(text):  # compose-go refuses `export` with only blanks after it
+            raise DotenvError(f"line {line}: zero length string")
     start = pos
     for i in range(pos, len(text)):
         c = text[i]
