@@ -453,7 +453,8 @@ TARGETS.update({
            "text before the first '#' is the same however many splits follow"
            for n in ("", "2")},
     }),
-    "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
+    # its own in-process tests first: the run's trace, batch, notes and deadline
+    "fleet-run": Target("agentkit/_fleet/_run.py", ["tests/test_fleet_run.py", *FLEET]),
     "fleet-record": Target("agentkit/_fleet/_record.py", FLEET, equivalent={
         **{line: "the digest only names a result within one trace; any size that does not "
                  "collide" for line in ("digest_size=13).hexdigest()", ").hexdigest()")},
