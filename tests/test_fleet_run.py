@@ -7,6 +7,7 @@ those promises, written before running."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from agentkit._fleet._names import InventoryError, expand
 from agentkit._fleet._outcome import Batch, HostOutcome
 from agentkit._fleet._run import FleetOrchestrator
 from agentkit._trace import Trace
-from agentkit._types import Answer, Plan, TaskSpec
+from agentkit._types import Answer, Fact, Plan, TaskResult, TaskSpec
 
 TASK = "gpu-inventory"
 
@@ -47,6 +48,7 @@ class _Fake:
         outcomes = self.script if self.script is not None else [
             HostOutcome(host=h, status="unreachable", error="down") for h in hosts]
         for o in outcomes:
+            await anyio.sleep(0)  # a real transport waits on I/O: a checkpoint per host
             yield o
         if self.hang:
             await anyio.sleep(3600)
@@ -93,6 +95,7 @@ def test_the_run_span_says_what_was_asked_of_which_hosts_and_ends_ok() -> None:
     syn = _one(ev, "synthesize", "end")
     assert _one(ev, "synthesize", "start")["parent"] == start["span"]
     assert Answer.model_validate(syn["data"]["answer"]) == answer
+    assert syn["span"] == _one(ev, "synthesize", "start")["span"]
     assert fleet.trace is fleet.orchestrator.trace and fleet.mode == "catalog"
 
 
@@ -112,8 +115,10 @@ def test_hosts_named_are_asked_once_each_without_discovery() -> None:
 
 def test_an_empty_host_list_is_no_hosts_not_every_host() -> None:
     fake = _Fake()
-    with pytest.raises(InventoryError, match="no hosts to ask"):
+    with pytest.raises(InventoryError) as err:
         _run(fake, hosts=[])
+    assert str(err.value) == ("no hosts to ask: name at least one (a list, a range such as "
+                              "gpu[01-04], or a fleet directory with host subdirectories)")
     assert fake.discovered == 0 and fake.asked == []
     with pytest.raises(InventoryError, match="no hosts to ask"):
         _run(_Fake(found=[]))
@@ -128,7 +133,8 @@ def test_the_batch_is_the_plans_tasks_under_the_tightest_deadline() -> None:
     assert batch.deadline_s == max(t.budget.deadline_s for t in batch.tasks)
     fake = _Fake()
     fake.root = "/srv/snap"  # type: ignore[attr-defined]
-    _run(fake, limits=Limits(deadline_s=7.5))
+    answer, _, _ = _run(fake, limits=Limits(deadline_s=7.5))
+    assert answer.fleet is not None and answer.fleet.buckets == {"unreachable": "h[1-3]"}
     assert fake.batches[0].root == "/srv/snap" and fake.batches[0].deadline_s == 7.5
 
 
@@ -206,11 +212,12 @@ def test_a_host_the_transport_never_mentions_is_failed_saying_so() -> None:
 def test_an_inventory_error_from_the_transport_stops_the_run_as_an_error() -> None:
     seen: list[dict[str, Any]] = []
     fake = _Fake(script=[], fail=InventoryError("no such job"))
-    fleet = Orchestrator.fleet(fake, trace=Trace(listener=seen.append))  # type: ignore[arg-type]
+    fleet = Orchestrator.fleet(fake, trace=Trace(listener=seen.append))
     with pytest.raises(InventoryError, match="no such job"):
         anyio.run(lambda: fleet.investigate("q", tasks=[TASK]))
     end = _one(seen, "run", "end")["data"]
     assert end == {"status": "error", "error": repr(InventoryError("no such job"))}
+    assert _one(seen, "run", "end")["span"] == _one(seen, "run", "start")["span"]
     assert not [e for e in seen if e["kind"] == "host"]
 
 
@@ -236,16 +243,39 @@ def test_a_planner_past_the_deadline_stops_the_run_before_any_host() -> None:
     assert fake.asked == []
 
 
-def test_the_answers_wall_time_is_the_runs_own() -> None:
+def test_the_answers_wall_time_is_the_runs_own_to_the_microsecond() -> None:
     t0 = time.perf_counter()
     answer, _, _ = _run(_Fake())
-    assert 0 <= answer.usage.wall_s <= time.perf_counter() - t0
+    # a run takes some time, none of it outside the call; agentkit writes every wall_s
+    # to the microsecond (the tasks', the hosts', a one-host answer's)
+    assert 0 < answer.usage.wall_s <= time.perf_counter() - t0
+    assert answer.usage.wall_s == round(answer.usage.wall_s, 6)
+
+
+class _Tuples:
+    """A planner handing over a tuple in a task's inputs, as Python code may."""
+
+    async def plan(self, question: str) -> Plan:
+        return Plan(question=question, mode="llm", tasks=[TaskSpec(
+            id=TASK, title="t", objective="", template=TASK,
+            inputs={"question": question, "paths": ("/etc", "/opt")})])
+
+
+def test_what_the_trace_hands_on_is_json_as_the_file_holds_it() -> None:
+    # listeners (a stream, MCP) get the data the file gets: JSON values, no tuples
+    ok = [HostOutcome(host=h, status="ok", results=[TaskResult(
+        task_id=TASK, status="ok", summary="", facts={"pair": Fact(value=(1, 2))})])
+        for h in ("h1", "h2", "h3")]
+    _, ev, _ = _run(_Fake(script=ok), tasks=None, planner=_Tuples())
+    for kind, phase in (("plan", "event"), ("synthesize", "end")):
+        data = _one(ev, kind, phase)["data"]
+        assert json.loads(json.dumps(data)) == data, kind
 
 
 def test_an_interrupt_ends_the_run_as_cancelled() -> None:
     seen: list[dict[str, Any]] = []
     fake = _Fake(script=[], fail=KeyboardInterrupt())
-    fleet = Orchestrator.fleet(fake, trace=Trace(listener=seen.append))  # type: ignore[arg-type]
+    fleet = Orchestrator.fleet(fake, trace=Trace(listener=seen.append))
     with pytest.raises(KeyboardInterrupt):
         anyio.run(lambda: fleet.investigate("q", tasks=[TASK]))
     assert _one(seen, "run", "end")["data"]["status"] == "cancelled"
@@ -253,8 +283,8 @@ def test_an_interrupt_ends_the_run_as_cancelled() -> None:
 
 def test_a_stream_gives_one_host_event_per_host_then_the_answer() -> None:
     async def go() -> list[Any]:
-        async with Orchestrator.fleet(_Fake()) as fleet:  # type: ignore[arg-type]
-            return [e async for e in fleet.stream("Which driver?", tasks=[TASK, "nccl-env"],
+        async with Orchestrator.fleet(_Fake()) as fleet:
+            return [e async for e in fleet.stream("Which driver?", tasks=["nccl-env", TASK],
                                                   limits=Limits(max_tasks=1))]
 
     events = anyio.run(go)
@@ -262,12 +292,13 @@ def test_a_stream_gives_one_host_event_per_host_then_the_answer() -> None:
     assert [(e.host, e.status, e.done, e.total) for e in hosts] == [
         ("h1", "unreachable", 1, 3), ("h2", "unreachable", 2, 3), ("h3", "unreachable", 3, 3)]
     assert events[-1].kind == "answer" and events[-1].answer.question == "Which driver?"
-    assert [t.id for t in next(e for e in events if e.kind == "plan").plan.tasks] == [TASK]
+    assert [t.id for t in next(e for e in events if e.kind == "plan").plan.tasks] == [
+        "nccl-env"]
 
 
 def test_leaving_the_fleet_closes_its_orchestrator() -> None:
     closed: list[bool] = []
-    fleet = Orchestrator.fleet(_Fake())  # type: ignore[arg-type]
+    fleet = Orchestrator.fleet(_Fake())
 
     async def aclose() -> None:
         closed.append(True)
