@@ -471,7 +471,16 @@ TARGETS.update({
            "text before the first '#' is the same however many splits follow"
            for n in ("", "2")},
     }),
-    "fleet-run": Target("agentkit/_fleet/_run.py", FLEET),
+    # its own in-process tests first: the run's trace, batch, notes and deadline
+    "fleet-run": Target("agentkit/_fleet/_run.py", ["tests/test_fleet_run.py", *FLEET], equivalent={
+        **{f"with anyio.CancelScope(shield={v}):": "trace.end is synchronous: the scope "
+           "holds no checkpoint for a cancellation to reach" for v in ("None", "False")},
+        **{f"with anyio.{call}(deadline - anyio.current_time() if {cond}": "with no "
+           "deadline (math.inf) the timeout is inf - now, infinite as None is"
+           for call in ("fail_after", "move_on_after")
+           for cond in ("(deadline < math.inf) or True", "deadline <= math.inf")},
+        'broke = None': "read only as `broke or ...`: None and '' are both false",
+    }),
     "fleet-record": Target("agentkit/_fleet/_record.py", FLEET, equivalent={
         **{line: "the digest only names a result within one trace; any size that does not "
                  "collide" for line in ("digest_size=13).hexdigest()", ").hexdigest()")},
