@@ -5,7 +5,7 @@ it read them past every file defence (the deny-list, the credential-by-content a
 checks, the redaction a read_file gets) and re-encoded them so no output rule saw the secret:
 ``files:`` of a non-UTF-8 file becomes base64 ``binaryData``, ``envs:`` turns each line into a
 key, a patch turns a Secret into a ConfigMap, ``replacements`` move a value away from its key
-(red team round 3, K-A). So kustomize never opens a host file. The kustomizations are read
+(red team round 4, K-A). So kustomize never opens a host file. The kustomizations are read
 here, and every file they name (resources, bases, components, patches, generator sources,
 replacement and openapi files, CRDs, configurations) is read through the file tools' own path
 (the resolver, refusals by name, content and inode, binary files refused) and redacted as a

@@ -1,4 +1,4 @@
-"""Red team round 3, K-A: ``kubectl kustomize DIR`` read host files by itself and re-encoded them.
+"""Red team round 4, K-A: ``kubectl kustomize DIR`` read host files by itself and re-encoded them.
 
 Each attempt of the independent red team's categories ``kustomize-transform`` and
 ``hardlink-masked`` that got a planted canary out is ported here (the planted files and the
