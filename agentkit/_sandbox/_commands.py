@@ -23,7 +23,7 @@ from ._kustomize import build
 from ._paths import PathRefused, check_policy, normalize
 from ._programs import Checked, Refused, check
 from ._redact import redact
-from ._rooted import is_kustomize, on_snapshot, program_of
+from ._rooted import is_captured, is_kustomize, on_snapshot, program_of
 from ._spawn import _STDERR_LIMIT, _run
 from ._systemd_quote import redact_systemctl
 from ._tool import ToolContext, ToolError, ToolOutput, tool
@@ -68,9 +68,9 @@ async def run_command(
         checked = check(argv)
     except Refused as exc:
         raise ToolError(f"refused: {exc}") from None
-    if is_kustomize(checked) and not _is_captured(ctx, argv):
+    if is_kustomize(checked) and not is_captured(ctx, argv):
         return await _kustomized(ctx, argv, checked, timeout_s)
-    if checked.git_repo is not None and not _is_captured(ctx, argv):
+    if checked.git_repo is not None and not is_captured(ctx, argv):
         return await anyio.to_thread.run_sync(_narrow_git, ctx, argv, checked)
     if not ctx.host.is_live:
         rooted = on_snapshot(ctx, argv, checked)
@@ -150,12 +150,6 @@ async def _kustomized(ctx: ToolContext, argv: list[str], checked: Checked,
     result.withheld = [*command_notices("kustomize", spawned=True, kernel=True, live=False),
                        *built.notices]
     return result
-
-
-def _is_captured(ctx: ToolContext, argv: list[str]) -> bool:
-    manifest = ctx.host.snapshot
-    return not ctx.host.is_live and manifest is not None and \
-        find_command(manifest, argv) is not None
 
 
 def _narrow_git(ctx: ToolContext, argv: list[str], checked: Checked) -> ToolOutput:

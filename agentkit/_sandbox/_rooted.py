@@ -25,12 +25,17 @@ def program_of(checked: Checked) -> str:
     return "kustomize" if is_kustomize(checked) else checked.argv[0]
 
 
+def is_captured(ctx: ToolContext, argv: list[str]) -> bool:
+    """Whether a snapshot holds this command's captured output (which then answers it)."""
+    manifest = ctx.host.snapshot
+    return not ctx.host.is_live and manifest is not None and \
+        find_command(manifest, argv) is not None
+
+
 def on_snapshot(ctx: ToolContext, argv: list[str], checked: Checked) -> Checked | None:
     """The command rooted in the snapshot, or None where its captured output answers (or,
     not captured, the error saying so)."""
-    manifest = ctx.host.snapshot
-    captured = manifest is not None and find_command(manifest, argv) is not None
-    if captured or checked.argv[0] not in FILE_READERS or not checked.paths:
+    if is_captured(ctx, argv) or checked.argv[0] not in FILE_READERS or not checked.paths:
         return None
     return _into_root(ctx, checked)  # a file reader runs on the snapshot's files
 
