@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .. import _regex as re  # re, its compiled patterns kept on disk (_regex.py)
 from ._paths import PathRefused, Root, opened
 from ._redact import redact_file
-from ._redact._content import credential_kind
+from ._redact._content import credential_refusal
 from ._redact._decode import encoding_of, to_text
 from ._redact._formats import KEY_BEGIN, KEY_END
 from ._tool import ToolError
@@ -121,10 +121,9 @@ def read_part(fd: int, size: int, name: str, part: str) -> bytes:
 
 
 def _not_a_credential(host_path: str, start: bytes) -> None:
-    kind = credential_kind(start)
-    if kind:
-        raise ToolError(f"refused: {host_path} is a credential file by its content ({kind}); "
-                        "the sandbox never reads it")
+    why = credential_refusal(host_path, start)
+    if why:
+        raise ToolError(f"refused: {why}")
 
 
 def _check_budget(total: int) -> None:

@@ -12,7 +12,7 @@ from pydantic import Field
 from .._types import Evidence
 from ._paths import PathRefused, list_entries, normalize, read_bytes, read_bytes_stat
 from ._redact import redact_file
-from ._redact._content import credential_kind
+from ._redact._content import credential_refusal
 from ._redact._decode import encoding_of, to_text
 from ._tool import ToolContext, ToolError, ToolOutput, tool
 from ._withheld import linked_notice
@@ -47,10 +47,9 @@ def read_text_links(ctx: ToolContext, path: str) -> tuple[str, str, bool, int]:
         data, st, host_path = read_bytes_stat(ctx.host.root, path, ctx.host.read_limit)
     except PathRefused as exc:
         raise ToolError(str(exc)) from None
-    kind = credential_kind(data)
-    if kind:
-        raise ToolError(f"{host_path} is a credential file by its content ({kind}); the "
-                        "sandbox never reads it")
+    why = credential_refusal(host_path, data)
+    if why:
+        raise ToolError(why)
     text, binary = decode_text(data)
     if binary:
         raise ToolError(f"{host_path} is a binary file ({st.st_size} bytes); it has no text to "

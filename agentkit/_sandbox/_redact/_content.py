@@ -36,3 +36,11 @@ def credential_kind(data: bytes) -> str | None:
     if hashes and hashes * 2 >= len(lines):
         return "a list of password hashes"
     return None
+
+
+def credential_refusal(host_path: str, data: bytes) -> str | None:
+    """Why the file at ``host_path`` is never read, when its start ``data`` is a credential
+    file's; None otherwise. The one wording of read_file, grep and the programs' copies."""
+    kind = credential_kind(data)
+    return f"{host_path} is a credential file by its content ({kind}); the sandbox never " \
+        "reads it" if kind else None
