@@ -265,6 +265,7 @@ def redact_aliases(text: str) -> str:
 _SECRET_ALIAS = re.compile(rf"""(?im)^[ \t]*(?:-[ \t]*)?["']?{SECRET_KEY}["']?[ \t]*:[ \t]*"""
                            r"\*([\w.\-/]+)")
 _BLOCK_ITEM = re.compile(r"^([ \t]*(?:-[ \t]+)?(?:[^\s:#][^:#]*:[ \t]+|-[ \t]+))(\S.*)$")
+_ANCHOR_AT_END = re.compile(r"&([\w.\-/]+)(?:[ \t]+(\S.*))?$")
 
 
 def redact_aliased_values(text: str) -> str:
@@ -278,7 +279,7 @@ def redact_aliased_values(text: str) -> str:
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        m = re.search(r"&([\w.\-/]+)(?:[ \t]+(\S.*))?$", lines[i])
+        m = _ANCHOR_AT_END.search(lines[i])
         if m is None or m.group(1) not in names:
             i += 1
             continue
