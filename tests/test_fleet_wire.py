@@ -168,6 +168,15 @@ def test_results_that_do_not_validate_fail_the_host_saying_so() -> None:
     assert "ok" in got.error.removeprefix("the worker's results do not validate: ")
 
 
+@pytest.mark.parametrize("results", [5, True, "ab", {"task_id": "gpu"}])
+def test_results_that_are_not_a_list_fail_the_host_saying_so(results: object) -> None:
+    # never an exception out of the parser: on Ray, whose transport calls it in its own
+    # loop, one host's malformed reply would fail every host not yet heard from
+    got = outcome("h", _reply(results=results), b"", 0, 0)
+    assert got.status == "failed" and got.results == []
+    assert got.error == "the worker's results do not validate: Input should be a valid list"
+
+
 def test_the_reply_cap_is_64_mib_and_a_reply_of_exactly_that_size_is_read() -> None:
     assert MAX_REPLY == 64 * 1024 * 1024  # docs/fleet.md: "size-capped (64 MiB)"
     good = reply([RESULT])
