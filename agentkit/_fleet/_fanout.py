@@ -44,7 +44,9 @@ async def fan_out(hosts: Sequence[str], work: Work, limit: int) -> AsyncIterator
                     yield await receive.receive()
         except GeneratorExit:  # the consumer stopped early: stop the hosts still running
             tg.cancel_scope.cancel()
-            raise
+            # and end quietly: re-raised, the task group would wrap GeneratorExit in a
+            # BaseExceptionGroup, which aclose() hands to the consumer as an error
+            return
 
 
 async def _guarded(work: Work, host: str) -> HostOutcome:

@@ -4,7 +4,7 @@ stdout. Remote output is untrusted: it is size-capped and validated before it is
 from __future__ import annotations
 
 import orjson
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from .._types import TaskResult
 from ._outcome import Batch, HostOutcome
@@ -12,6 +12,9 @@ from ._outcome import Batch, HostOutcome
 PROTOCOL = 1
 MAX_REPLY = 64 * 1024 * 1024  # a host's results; past this the host is failed, not read on
 MAX_REQUEST = 4 * 1024 * 1024
+# the whole list at once: a "results" that is not a list is a failed host, never a TypeError
+# out of the parser (Ray's transport calls it in its own loop, for every host after this one)
+_RESULTS = TypeAdapter(list[TaskResult])
 
 
 def request(batch: Batch, host: str) -> bytes:
@@ -55,7 +58,7 @@ def outcome(host: str, stdout: bytes, stderr: bytes, exit_code: int | None,
     if body.get("error"):
         return failed(str(body["error"])[:2000])
     try:
-        results = [TaskResult.model_validate(r) for r in body.get("results") or ()]
+        results = _RESULTS.validate_python(body.get("results") or [])
     except ValidationError as exc:
         return failed(f"the worker's results do not validate: {exc.errors()[0]['msg']}")
     return HostOutcome(host=host, status="ok", results=results, wall_s=wall_s)

@@ -487,10 +487,41 @@ TARGETS.update({
         **{f"usage = r.usage.model_dump({m})": "Usage holds numbers only: its Python and "
            "JSON dumps are the same" for m in ("mode=None", 'mode="XXjsonXX"', 'mode="JSON"')},
     }),
-    "fleet-batch": Target("agentkit/_fleet/_batch.py", FLEET),
-    "fleet-fanout": Target("agentkit/_fleet/_fanout.py", FLEET),
-    "fleet-wire": Target("agentkit/_fleet/_wire.py", FLEET),
-    "fleet-snapfleet": Target("agentkit/_fleet/_snapfleet.py", FLEET),
+    # each with its own direct tests first (the batch, the fan-out's bounds, the wire format's
+    # edges, the snapshot fleet's buckets): the FLEET list alone reaches them only through
+    # whole runs
+    "fleet-batch": Target("agentkit/_fleet/_batch.py", ["tests/test_fleet_batch.py", *FLEET],
+                          equivalent={
+        **{f"raise AssertionError({m})": "unreachable: run_batch only runs tasks, it never "
+           "plans or synthesizes" for m in (
+            "None", '"XXa batch is planned by the callerXX"', '"A BATCH IS PLANNED BY THE CALLER"',
+            '"XXa batch\'s results are folded by the callerXX"',
+            '"A BATCH\'S RESULTS ARE FOLDED BY THE CALLER"')},
+        **{f"orch = Orchestrator({p}, RecipeRunner(cat), {s}, host)": "run_tasks never calls the "
+           "planner or the synthesizer: None in their slot is never called either"
+           for p, s in (("None", "_Unused()"), ("_Unused()", "None"))},
+        "deadline = anyio.current_time() + batch.deadline_s if (batch.deadline_s) or True else "
+        "math.inf": "Batch validates deadline_s > 0: the condition is always true",
+    }),
+    "fleet-fanout": Target("agentkit/_fleet/_fanout.py", ["tests/test_fleet_fanout.py", *FLEET],
+                           equivalent={
+        "wall_s=round(time.perf_counter() - t0, 7))": "a measured wall time kept to 0.1 µs "
+        "instead of 1 µs: no reader (the trace, the answer) depends on its seventh decimal",
+    }),
+    "fleet-wire": Target("agentkit/_fleet/_wire.py", ["tests/test_fleet_wire.py", *FLEET],
+                         equivalent={
+        "body = orjson.loads(stdout) if (stdout.strip()) or True else None": "orjson refuses "
+        "blank input with JSONDecodeError, which also leaves body None",
+        'body = ""': "read only as 'not a dict': '' and None are both not one",
+        'text = stderr[-2000:].decode("UTF-8", "replace").strip()': "the same codec",
+    }),
+    "fleet-snapfleet": Target("agentkit/_fleet/_snapfleet.py",
+                              ["tests/test_fleet_snapfleet.py", *FLEET], equivalent={
+        **{line: "a measured wall time kept to 0.1 µs instead of 1 µs: no reader (the trace, "
+                 "the answer) depends on its seventh decimal" for line in (
+            "wall_s=round(time.perf_counter() - t0, 7))",
+            "wall = round(time.perf_counter() - t0, 7)")},
+    }),
     "fleet-ssh": Target("agentkit/_fleet/_ssh.py",
                         ["tests/test_fleet_attacks.py", "tests/test_fleet_ssh.py"]),
     "fleet-slurm": Target("agentkit/_fleet/_slurm.py",
