@@ -3,6 +3,8 @@ stdout. Remote output is untrusted: it is size-capped and validated before it is
 
 from __future__ import annotations
 
+import functools
+
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
@@ -12,9 +14,15 @@ from ._outcome import Batch, HostOutcome
 PROTOCOL = 1
 MAX_REPLY = 64 * 1024 * 1024  # a host's results; past this the host is failed, not read on
 MAX_REQUEST = 4 * 1024 * 1024
-# the whole list at once: a "results" that is not a list is a failed host, never a TypeError
-# out of the parser (Ray's transport calls it in its own loop, for every host after this one)
-_RESULTS = TypeAdapter(list[TaskResult])
+
+
+@functools.cache
+def _results() -> TypeAdapter[list[TaskResult]]:
+    """The whole list at once: a "results" that is not a list is a failed host, never a
+    TypeError out of the parser (Ray's transport calls it in its own loop, for every host
+    after this one). Built on first use: the worker imports this module and never parses a
+    reply, and the schema costs ~30 ms of each host's start."""
+    return TypeAdapter(list[TaskResult])
 
 
 def request(batch: Batch, host: str) -> bytes:
@@ -58,7 +66,7 @@ def outcome(host: str, stdout: bytes, stderr: bytes, exit_code: int | None,
     if body.get("error"):
         return failed(str(body["error"])[:2000])
     try:
-        results = _RESULTS.validate_python(body.get("results") or [])
+        results = _results().validate_python(body.get("results") or [])
     except ValidationError as exc:
         return failed(f"the worker's results do not validate: {exc.errors()[0]['msg']}")
     return HostOutcome(host=host, status="ok", results=results, wall_s=wall_s)
