@@ -25,15 +25,35 @@ def hosts_from(spec: str, ssh_config: str | None = None) -> list[str]:
     return unique(expand(spec))
 
 
+_FORM = "one name or range a line"
+
+
 def _lines(path: str) -> list[str]:
+    # each way the file can fail says what to do about it, in one line (the CLI prints it)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(16 * 1024 * 1024)
+        with open(path, "rb") as f:
+            data = f.read(16 * 1024 * 1024)
+    except FileNotFoundError:
+        raise InventoryError(f"the host list {path} does not exist: give the path of a text "
+                             f"file with {_FORM}") from None
+    except IsADirectoryError:
+        raise InventoryError(f"the host list {path} is a directory: give a text file with "
+                             f"{_FORM} (a directory of snapshots goes to --fleet)") from None
+    except PermissionError:
+        raise InventoryError(f"cannot read the host list {path}: permission denied; make it "
+                             f"readable by this user (a text file with {_FORM})") from None
     except OSError as exc:
-        raise InventoryError(f"cannot read the host list {path}: {exc.strerror}") from None
+        raise InventoryError(f"cannot read the host list {path}: {exc.strerror or exc}; give "
+                             f"a readable text file with {_FORM}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InventoryError(f"the host list {path} is not UTF-8 text (line {line}, byte "
+                             f"{exc.start}): save it as UTF-8, {_FORM}") from None
     lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     if not any(lines):
-        raise InventoryError(f"the host list {path} names no hosts (one name or range a line)")
+        raise InventoryError(f"the host list {path} names no hosts ({_FORM})")
     return [ln for ln in lines if ln]
 
 
