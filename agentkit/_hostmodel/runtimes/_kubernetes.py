@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 
 KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml", "/root/.kube/config")
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
-_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
+_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                   "ReplicationController", "Job"}
+# The kinds whose spec has `replicas` (the API reference: "Defaults to 1"); a DaemonSet has
+# none (one pod per node it admits), a Job counts parallelism, not replicas
+_REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 
 
 @dataclass
@@ -189,7 +193,7 @@ def _pod_specs(obj: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
                 for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate"))
                 if isinstance(t, dict)]
     if kind in _TEMPLATE_KINDS:
-        replicas = spec.get("replicas", 1) if kind in ("Deployment", "StatefulSet") else None
+        replicas = spec.get("replicas", 1) if kind in _REPLICATED else None
         return [((spec.get("template") or {}).get("spec") or {},
                  replicas if isinstance(replicas, int) else None)]
     return []
@@ -307,8 +311,16 @@ def _state(server: Server, obj: dict[str, Any], c: dict[str, Any], replicas: int
         st.enabled_detail = "a pod the cluster runs"
         return
     st.detail = "declared in a manifest; whether it runs is not shown here"
+    if obj.get("kind") == "DaemonSet":  # no replicas field: one pod on each node it admits
+        st.enabled_detail = ("a DaemonSet: one pod on each node its node selector, affinity "
+                             "and tolerations admit; whether this node is one is not "
+                             "established from the manifest")
     if replicas is not None:
         st.enabled = replicas > 0
-        st.enabled_detail = f"replicas: {replicas}"
         line = int(((obj.get("spec") or {}).get("__keys__") or {}).get("replicas") or 0)
+        st.enabled_detail = f"replicas: {replicas}"  # absent: 1, the API's default
         st.enabled_evidence = [src.cite(line)] if line else []
+        if replicas > 1 and server.gpus:
+            server.notes.append(f"replicas: {replicas}: {replicas} pods, "
+                                f"{server.gpus.split(' (')[0]} each; the scheduler places "
+                                "them, and only those on this node are this host's")
