@@ -55,8 +55,11 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
                       "others": [s.name for s in model.servers if s is not server]},
              server.evidence)
     ctx.fact("exec_start", {"argv": server.argv, "source": server.argv_source,
-                            "line": server.argv_line}, ev)
+                            "line": server.argv_line, "problems": server.argv_problems}, ev)
     ctx.fact("engine", server.engine, ev)
+    if server.argv_problems:  # every fact below reads this command line
+        ctx.alert(f"{server.name} may not run the command line read here: "
+                  f"{'; '.join(server.argv_problems)}.", ev)
     ctx.fact("environment", {k: v.value for k, v in server.env.items()},
              [e for v in server.env.values() for e in v.evidence])
     st = server.state

@@ -70,6 +70,9 @@ class Server:
     script: str | None = None
     # where the running process's command line differs from the files' (the process's wins)
     argv_drift: list[str] = field(default_factory=list)
+    # "file:line: why" the command line does not run as read: an image ENTRYPOINT it depends
+    # on that nothing shows (not established), or one the engine refuses after it
+    argv_problems: list[str] = field(default_factory=list)
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
     state: State = field(default_factory=State)

@@ -15,6 +15,8 @@ import re
 from ._rules import Checked, Refused
 
 _NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,127}")
+# an image reference (registry/name:tag@digest), for `inspect --type image` only
+_IMAGE = re.compile(r"[A-Za-z0-9][\w./:@-]{0,254}")
 _JSON = {"{{json .}}", "json", "{{ json . }}"}
 
 
@@ -26,8 +28,11 @@ def _container_cli(program: str, args: list[str]) -> Checked:
         _options(program, sub, rest, flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
                  valued={"--format": lambda v: v in _JSON}, operands=0)
     elif sub == "inspect":
+        image = any(a in ("--type=image",) or (a == "--type" and rest[i + 1:i + 2] == ["image"])
+                    for i, a in enumerate(rest))
         _options(program, sub, rest, flags=set(),
-                 valued={"--type": lambda v: v in ("container", "image")}, operands=64)
+                 valued={"--type": lambda v: v in ("container", "image")}, operands=64,
+                 names=_IMAGE if image else _NAME)
     elif sub == "logs":
         _options(program, sub, rest, flags={"-t", "--timestamps"},
                  valued={"--tail": lambda v: v.isdigit(), "-n": lambda v: v.isdigit(),
@@ -39,7 +44,8 @@ def _container_cli(program: str, args: list[str]) -> Checked:
 
 
 def _options(program: str, sub: str, args: list[str], flags: set[str],
-             valued: dict[str, object], operands: int) -> None:
+             valued: dict[str, object], operands: int, names: re.Pattern[str] = _NAME
+             ) -> None:
     seen = 0
     i = 0
     while i < len(args):
@@ -60,7 +66,7 @@ def _options(program: str, sub: str, args: list[str], flags: set[str],
             continue
         if a.startswith("-"):
             raise Refused(f"{program} {sub}: option {a!r} is not allowed")
-        if not _NAME.fullmatch(a):
+        if not names.fullmatch(a):
             raise Refused(f"{program} {sub}: {a!r} is not a container name or id")
         seen += 1
         if seen > operands:

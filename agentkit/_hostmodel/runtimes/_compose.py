@@ -18,13 +18,12 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from .._command import follow_command
-from .._engines import engine_of
 from .._model import NOT_TUNING, HostModel, Server, Setting
 from .._state import State
 from ._dotenv import DotenvError, parse_dotenv
+from ._entrypoint import image_config, with_entrypoint
 from ._given import manifest_dirs
 from ._interp import InvalidTemplate, MissingRequired, substitute
-from ._kubernetes import image_entrypoint
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
@@ -152,16 +151,19 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
     image = str(body.get("image") or "")
     entry = _words(body.get("entrypoint"))
     command = [_interpolate(w, dotenv) for w in _words(body.get("command"))]
-    if not entry:
-        entry, why = image_entrypoint(image) if not _starts_engine(command) else ([], "")
-        if why:
-            notes.append(why)
     server_problems = [n for n in notes if n.startswith("NCCL_")]
     at, line, ev = cite("command" if "command" in {**keys, **over.get("__keys__", {})}
                         else "entrypoint")
-    server = Server(name=name, path=path, files=[path], argv=[*entry, *command],
+    argv, doubts = [*entry, *command], []
+    if not entry:  # `command` is the image's ENTRYPOINT's arguments (Docker's rule)
+        got = with_entrypoint(image, command, f"{at}:{line}", await image_config(ctx, image))
+        argv = got.argv
+        notes += got.notes
+        doubts = got.problems
+    server = Server(name=name, path=path, files=[path], argv=argv,
                     argv_source=at, argv_line=line, argv_evidence=[ev], env=env,
                     runtime="compose", notes=notes, problems=server_problems)
+    server.argv_problems = doubts
     server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
                         "was inspected, so whether it runs is not shown")
     restart = str(body.get("restart") or "no")
@@ -176,11 +178,6 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
                                        "that profile is asked for")
     _resources(server, body, posixpath.dirname(path))
     return server if await follow_command(ctx, server) else None
-
-
-def _starts_engine(argv: list[str]) -> bool:
-    return engine_of(argv) is not None or bool(argv and argv[0].rsplit("/", 1)[-1] in
-                                                ("bash", "sh", "python", "python3"))
 
 
 async def _dotenv(ctx: RecipeContext, base: str) -> dict[str, str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
+from ._entrypoint import with_entrypoint
 from ._given import manifest_dirs
 from ._k8senv import container_env, expand
 from ._manifests import find_manifests
@@ -217,18 +218,19 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
     values = {k: s.value for k, s in env.items()}
     unsure = [n for n in notes if "NCCL_" in n]  # an NCCL setting this reading cannot tell
     notes = [n for n in notes if n not in unsure]
-    if not command:
-        command, why = image_entrypoint(image)
-        if why:
-            notes.append(why)
-    argv = [_expand(a, values) for a in [*command, *args]]
     line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", {}).get("command")
                or c.get("__line__") or 0)
+    run, doubts = [*command, *args], []
+    if not command:  # args are the image's ENTRYPOINT's arguments (Kubernetes' rule)
+        got = with_entrypoint(image, args, f"{src.name}:{line}")
+        run, notes, doubts = got.argv, notes + got.notes, got.problems
+    argv = [_expand(a, values) for a in run]
     server = Server(name=name, path=src.name, files=[src.name], argv=argv,
                     argv_source=src.name, argv_line=line, argv_evidence=[src.cite(line)],
                     env=env, runtime="kubernetes", notes=notes)
     server.notes.append(f"namespace {ns}")
     server.problems += unsure
+    server.argv_problems = doubts
     limits = ((c.get("resources") or {}).get("limits") or {})
     if "nvidia.com/gpu" in limits:
         server.gpus = f"{limits['nvidia.com/gpu']} GPUs (nvidia.com/gpu limit)"
@@ -243,15 +245,6 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
             server.mounts[str(host_dirs[m["name"]])] = str(m["mountPath"])
     _state(server, obj, c, replicas, src)
     return server if await follow_command(ctx, server) else None
-
-
-def image_entrypoint(image: str) -> tuple[list[str], str]:
-    """A container without ``command`` runs its image's entrypoint, which a manifest does
-    not show. The engines' official images are known; others are not guessed."""
-    if re.search(r"(^|/)vllm-openai(:|@|$)", image):
-        return ["vllm", "serve"], (f"no command: {image}'s entrypoint (vllm serve, as the vLLM "
-                                   "image's Dockerfile sets it) is assumed")
-    return [], f"no command: {image}'s entrypoint is not visible in the manifest"
 
 
 def _expand(text: str, values: dict[str, str]) -> str:
