@@ -177,6 +177,7 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
         server.state.enabled_detail = (f"in profile {', '.join(profiles)}: started only when "
                                        "that profile is asked for")
     _resources(server, body, posixpath.dirname(path))
+    _binds(server, body, dotenv, path, lines)
     return server if await follow_command(ctx, server) else None
 
 
@@ -301,14 +302,48 @@ def _resources(server: Server, body: dict[str, Any], base: str) -> None:
                            f"{d.get('count')} GPUs")
     if not server.gpus and body.get("gpus"):
         server.gpus = f"gpus: {body['gpus']}"
+
+
+def _binds(server: Server, body: dict[str, Any], dotenv: dict[str, str], path: str,
+           lines: list[str]) -> None:
+    """Bind mounts as compose-go resolves their sources: the file interpolated first, a short
+    ``SRC:DST`` is a bind when SRC starts with ``.``, ``/`` or ``~``; ``~`` is the home of the
+    user who ran compose (not shown by the host's files: not established, and the mount keeps
+    the literal source, so no host path is guessed); a relative source is joined to the
+    project directory."""
+    start = int((body.get("__keys__") or {}).get("volumes") or 0)
     for v in body.get("volumes") or []:
-        if isinstance(v, str) and ":" in v:
-            src, dst = v.split(":")[:2]
-            if src.startswith((".", "/", "~")):
-                server.mounts[posixpath.normpath(posixpath.join(base, src))] = dst
-        elif isinstance(v, dict) and v.get("type") == "bind" and v.get("source"):
-            server.mounts[posixpath.normpath(posixpath.join(base, str(v["source"])))] = \
-                str(v.get("target"))
+        unknown: list[str] = []
+        if isinstance(v, str):
+            n = next((i for i in range(max(start, 1), len(lines) + 1) if v in lines[i - 1]), 0)
+            src, colon, dst = _interpolate(v, dotenv, unknown).partition(":")
+            dst = dst.split(":")[0]
+            if not colon or (not src.startswith((".", "/", "~")) and (src or not unknown)):
+                continue  # an anonymous or named volume: no host path
+        elif isinstance(v, dict) and v.get("type") == "bind":
+            n = int(v.get("__line__") or 0)
+            src = _interpolate(str(v.get("source") or ""), dotenv, unknown)
+            dst = str(v.get("target") or "")
+        else:
+            continue
+        where = f"{path}:{n}"
+        if not src:
+            server.problems.append(f"{where}: the bind source is empty unless the shell that "
+                                   f"ran compose sets {', '.join(unknown)}: the host path "
+                                   f"mounted at {dst} is not established")
+        elif src.startswith("~"):
+            server.mounts[src] = dst
+            server.problems.append(f"{where}: the bind source {src} starts with ~, the home "
+                                   "directory of the user who ran compose ($HOME), which the "
+                                   f"host's files do not show: the host path mounted at {dst} "
+                                   "is not established")
+        else:
+            server.mounts[posixpath.normpath(posixpath.join(posixpath.dirname(path), src))] \
+                = dst
+            if unknown:
+                server.notes.append(f"{where}: the bind source depends on "
+                                    f"{', '.join(unknown)}, which the project's .env does not "
+                                    "set: taken as unset in the shell that ran compose")
 
 
 async def drift(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],
