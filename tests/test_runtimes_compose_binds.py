@@ -66,3 +66,14 @@ def test_an_unset_variable_in_a_source_is_not_established(tmp_path: Path) -> Non
     # value: the mount is not established, never dropped silently
     assert not any(inside == "/models" and h.startswith("/") for h, inside in s.mounts.items())
     assert [p for p in s.problems if "MODELS" in p and "not established" in p], s.problems
+
+
+def test_an_env_file_under_tilde_is_not_read_from_the_project_directory(tmp_path: Path) -> None:
+    # compose-go resolves env_file paths with the same ExpandUser (paths/resolve.go absPath)
+    files = {"opt/llm/compose.yaml": "services:\n  vllm:\n" + SERVE +
+             "    env_file: ~/nccl.env\n",
+             "opt/llm/~/nccl.env": "NCCL_ALGO=Tree\n"}  # a directory literally named "~"
+    s = discover(_compose, snapshot(tmp_path, files))[2]["llm-vllm-1"]
+    assert "NCCL_ALGO" not in s.env
+    said = " ".join(s.notes + s.problems)
+    assert "~/nccl.env" in said and "not established" in said and "/opt/llm/~" not in said

@@ -165,3 +165,36 @@ def test_the_sandbox_lets_an_image_reference_through_for_image_inspect_only() ->
     for bad in ("-H", "--host=tcp://x", "/x", ":x"):
         with pytest.raises(Refused):
             docker(["inspect", "--type", "image", bad])
+
+
+def test_a_unit_s_container_inspected_is_the_authority_over_its_run_line(tmp_path: Path) -> None:
+    # systemd units are read first, containers after: the container a unit's `docker run
+    # --name v` started, inspected, gives what runs now; the line's ENTRYPOINT doubt concerns
+    # its next start only
+    import anyio
+
+    from agentkit._hostmodel._build import build_host_model
+    from agentkit._sandbox._context import RecipeContext
+    from agentkit._sandbox._sandbox import Sandbox
+    from agentkit._types import TaskSpec
+
+    unit = ("[Service]\nExecStart=/usr/bin/docker run --rm --name v vllm/vllm-openai:v0.11.0 "
+            "vllm serve /models/m --tensor-parallel-size 2\n")
+    inspect = [{"Id": "d" * 64, "Name": "/v", "Path": "vllm",
+                "Args": ["serve", "/models/m", "--tensor-parallel-size", "2"],
+                "State": {"Status": "running", "Running": True}, "RestartCount": 0,
+                "HostConfig": {"RestartPolicy": {"Name": "no"}}, "Mounts": [],
+                "Config": {"Env": [], "Labels": {}}}]
+    ps = {"Command": "\"vllm serve /models/m\"", "ID": "d" * 64, "State": "running",
+          "Image": "vllm/vllm-openai:v0.11.0", "Names": "v"}
+    host = snapshot(tmp_path, {"etc/systemd/system/v.service": unit}, [
+        (["docker", "ps", "--all", "--no-trunc", "--format", "{{json .}}"],
+         json.dumps(ps) + "\n", 0),
+        (["docker", "inspect", "--type", "container", "v"], json.dumps(inspect, indent=4), 0)])
+    ctx = RecipeContext(Sandbox(host, task_id="t"), TaskSpec(id="t", title="t", objective="o"))
+    model = anyio.run(build_host_model, ctx)
+    [s] = model.servers
+    assert (s.name, s.argv, s.tp) == (
+        "v.service", ["vllm", "serve", "/models/m", "--tensor-parallel-size", "2"], 2)
+    assert s.argv_problems == []
+    assert [p for p in s.problems if "not established" in p and "ENTRYPOINT" in p]

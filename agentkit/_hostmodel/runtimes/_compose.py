@@ -234,6 +234,11 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
     files = body.get("env_file")
     for item in files if isinstance(files, list) else ([files] if files else []):
         rel = str(item.get("path") if isinstance(item, dict) else item)
+        if rel.startswith("~"):  # compose-go: the home ($HOME) of the user who ran compose
+            notes.append(f"env_file {rel} ({path}): ~ is the home directory of the user who "
+                         "ran compose, which the host's files do not show: its variables are "
+                         "not established")
+            continue
         full = posixpath.normpath(posixpath.join(base, rel))
         found = await ctx.read_lines(full, optional=True)
         if found is None:
