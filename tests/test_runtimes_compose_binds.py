@@ -77,3 +77,49 @@ def test_an_env_file_under_tilde_is_not_read_from_the_project_directory(tmp_path
     assert "NCCL_ALGO" not in s.env
     said = " ".join(s.notes + s.problems)
     assert "~/nccl.env" in said and "not established" in said and "/opt/llm/~" not in said
+
+
+def _compose_go(source: str, project: str) -> str | None:
+    """compose-go's host path for a short-syntax SRC (format/volume.go isFilePath, then
+    paths/unix.go maybeUnixPath with paths/home.go ExpandUser), None for a named volume, "~"
+    where the home directory decides it (the home of the user running compose). Absolute
+    paths are kept as written by compose-go and resolved by the kernel: compared normalized."""
+    import posixpath
+
+    if not source or source[0] not in "./~":
+        return None
+    if source.startswith("~"):
+        return "~"
+    if source.startswith("/"):
+        return posixpath.normpath(source)
+    return posixpath.normpath(posixpath.join(project, source))
+
+
+def test_short_sources_agree_with_compose_go_s_rules(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    part = st.sampled_from(["models", "a", "..", ".", "w-1", "x.y"])
+    source = st.one_of(
+        st.lists(part, min_size=1, max_size=4).map(lambda p: "/" + "/".join(p)),
+        st.lists(part, min_size=1, max_size=4).map(lambda p: "./" + "/".join(p)),
+        st.lists(part, min_size=1, max_size=3).map(lambda p: "../" + "/".join(p)),
+        st.lists(part, min_size=0, max_size=3).map(lambda p: "/".join(["~", *p])),
+        st.sampled_from(["hfcache", "models", "vol_1"]))
+    n = iter(range(10**6))
+
+    @settings(max_examples=60, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(source)
+    def check(src: str) -> None:
+        s = _servers(tmp_path / str(next(n)), f"      - {src}:/models:ro\n")["llm-vllm-1"]
+        got = [h for h, inside in s.mounts.items() if inside == "/models"]
+        want = _compose_go(src, "/opt/llm")
+        if want is None:
+            assert got == []
+        elif want == "~":
+            assert got == [src] and [p for p in s.problems if "not established" in p]
+        else:
+            assert got == [want]
+
+    check()
