@@ -67,7 +67,8 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
     if server.refused:
         ctx.alert(f"{server.name} cannot run: {server.refused}.",
                   [*server.argv_evidence, *st.evidence])
-        raise StepFailed(f"{server.name} is refused by systemd: {server.refused}")
+        by = "systemd" if server.runtime == "systemd" else "the engine it starts"
+        raise StepFailed(f"{server.name} is refused by {by}: {server.refused}")
     if st.value in ("crash-looping", "failed", "stopped"):
         why = (f"; the last error in its journal: {server.cause}" if server.cause else
                "; its journal's last failure is cited" if server.failure else "")

@@ -79,7 +79,9 @@ class Server:
     journal_lines: int = 0
     failure: str | None = None  # evidence id of the last failure line in its journal
     cause: str = ""  # the last error its journal shows before failing
-    refused: str = ""  # why systemd would refuse to load the unit
+    # why it cannot run: systemd would refuse to load the unit, or (a container) its engine
+    # refuses the command line the image's ENTRYPOINT makes of its command
+    refused: str = ""
     nccl: dict[str, Setting] = field(default_factory=dict)
     nccl_checked: list[str] = field(default_factory=list)
     runtime: str = "systemd"  # systemd | docker | podman | compose | kubernetes | process

@@ -154,16 +154,17 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
     server_problems = [n for n in notes if n.startswith("NCCL_")]
     at, line, ev = cite("command" if "command" in {**keys, **over.get("__keys__", {})}
                         else "entrypoint")
-    argv, doubts = [*entry, *command], []
+    argv, doubts, refused = [*entry, *command], [], ""
     if not entry:  # `command` is the image's ENTRYPOINT's arguments (Docker's rule)
         got = with_entrypoint(image, command, f"{at}:{line}", await image_config(ctx, image))
         argv = got.argv
         notes += got.notes
-        doubts = got.problems
+        doubts, refused = got.problems, got.refused
     server = Server(name=name, path=path, files=[path], argv=argv,
                     argv_source=at, argv_line=line, argv_evidence=[ev], env=env,
                     runtime="compose", notes=notes, problems=server_problems)
     server.argv_problems = doubts
+    server.refused = refused
     server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
                         "was inspected, so whether it runs is not shown")
     restart = str(body.get("restart") or "no")

@@ -34,7 +34,8 @@ class Entry:
 
     argv: list[str]
     notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # what is not established
+    refused: str = ""  # established: the engine refuses this command line, nothing runs
 
 
 async def image_config(ctx: RecipeContext, image: str, cli: str = "docker"
@@ -73,7 +74,7 @@ def with_entrypoint(image: str, command: list[str], where: str,
         out = Entry([*entry, *cmd], [f"{image}'s ENTRYPOINT {entry or 'none'}, from "
                                      f"`docker inspect --type image {image}`"])
         if entry and _is_vllm_entry(entry) and starts_program(cmd):
-            out.problems.append(
+            out.refused = (
                 f"{where}: the image's ENTRYPOINT `{' '.join(entry)}` gets the command as its "
                 f"arguments (`{' '.join([*entry, *cmd[:2]])} …`), which vLLM's argument parser "
                 "refuses (unrecognized arguments): the container exits at start")

@@ -84,7 +84,7 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
                                 await image_config(ctx, line.image, line.cli))
         server.argv = known.argv
         server.notes += known.notes
-        server.argv_problems += known.problems
+        server.argv_problems += known.problems + ([known.refused] if known.refused else [])
 
 
 def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str]],
