@@ -100,3 +100,10 @@ def test_the_good_file_still_names_its_hosts(tmp_path: Path) -> None:
     path = tmp_path / "hosts.txt"
     path.write_text("# rack 1\ngpu[01-02]  # two\n\ngpu02\n", encoding="utf-8")
     assert hosts_from(f"@{path}") == ["gpu01", "gpu02"]
+
+
+def test_a_missing_ssh_config_is_named_as_one_not_as_a_host_list(tmp_path: Path) -> None:
+    # `--hosts ssh-config` reads the concrete Host entries of an ssh_config(5) file
+    err = _one_line_error(_ask("--hosts", "ssh-config", "--ssh-config",
+                               str(tmp_path / "nope")), str(tmp_path / "nope"), "ssh config")
+    assert "one name or range a line" not in err and "host list" not in err, err
