@@ -1,6 +1,6 @@
 """Kubernetes: workloads whose containers start an inference engine, from manifests on the
-host (Deployment, StatefulSet, DaemonSet, Job, Pod, rendered Helm output, ``kind: List``) and
-from ``kubectl get … -o json`` when a kubeconfig is present.
+host (Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, Pod, rendered
+Helm output, ``kind: List``) and from ``kubectl get … -o json`` when a kubeconfig is present.
 
 The container's environment is built as the kubelet builds it: ``envFrom`` sources in order
 (a later one wins), then ``env`` entries (they win over ``envFrom``; a later entry wins), with
