@@ -162,9 +162,15 @@ def test_the_sandbox_lets_an_image_reference_through_for_image_inspect_only() ->
         docker(["inspect", "--type=image", ref])
         with pytest.raises(Refused):
             docker(["inspect", "--type", "container", ref])
+        docker(["image", "inspect", ref])
     for bad in ("-H", "--host=tcp://x", "/x", ":x"):
         with pytest.raises(Refused):
             docker(["inspect", "--type", "image", bad])
+        with pytest.raises(Refused):
+            docker(["image", "inspect", bad])
+    for verb in (["image", "rm", "x"], ["image", "ls"], ["image", "pull", "x"], ["image"]):
+        with pytest.raises(Refused):
+            docker(verb)
 
 
 def test_a_unit_s_container_inspected_is_the_authority_over_its_run_line(tmp_path: Path) -> None:
@@ -198,3 +204,15 @@ def test_a_unit_s_container_inspected_is_the_authority_over_its_run_line(tmp_pat
         "v.service", ["vllm", "serve", "/models/m", "--tensor-parallel-size", "2"], 2)
     assert s.argv_problems == []
     assert [p for p in s.problems if "not established" in p and "ENTRYPOINT" in p]
+
+
+def test_a_docker_image_inspect_capture_serves_too(tmp_path: Path) -> None:
+    # `docker image inspect IMAGE` prints the same array as `docker inspect --type image`
+    image = "vllm/vllm-openai:v0.8.5"
+    host = snapshot(tmp_path, {"opt/llm/compose.yaml": _file(image, "vllm serve /models/m")},
+                    [(["docker", "image", "inspect", image],
+                      _image(["python3", "-m", "vllm.entrypoints.openai.api_server"]), 0)])
+    s = discover(_compose, host)[2]["llm-llm-1"]
+    assert s.argv == ["python3", "-m", "vllm.entrypoints.openai.api_server", "vllm", "serve",
+                      "/models/m"]
+    assert "unrecognized arguments" in s.refused and not s.argv_problems

@@ -22,7 +22,7 @@ _JSON = {"{{json .}}", "json", "{{ json . }}"}
 
 def _container_cli(program: str, args: list[str]) -> Checked:
     if not args:
-        raise Refused(f"{program} needs one of: ps, inspect, logs")
+        raise Refused(f"{program} needs one of: ps, inspect, image inspect, logs")
     sub, rest = args[0], args[1:]
     if sub == "ps":
         _options(program, sub, rest, flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
@@ -33,13 +33,17 @@ def _container_cli(program: str, args: list[str]) -> Checked:
         _options(program, sub, rest, flags=set(),
                  valued={"--type": lambda v: v in ("container", "image")}, operands=64,
                  names=_IMAGE if image else _NAME)
+    elif sub == "image" and rest[:1] == ["inspect"]:  # the same as inspect --type image
+        _options(program, "image inspect", rest[1:], flags=set(), valued={}, operands=64,
+                 names=_IMAGE)
     elif sub == "logs":
         _options(program, sub, rest, flags={"-t", "--timestamps"},
                  valued={"--tail": lambda v: v.isdigit(), "-n": lambda v: v.isdigit(),
                          "--since": lambda v: re.fullmatch(r"[\w:.+-]{1,40}", v) is not None},
                  operands=1)
     else:
-        raise Refused(f"{program} subcommand {sub!r} is not allowed (ps, inspect, logs)")
+        raise Refused(f"{program} subcommand {sub!r} is not allowed (ps, inspect, image "
+                      "inspect, logs)")
     return Checked([program, *args], env={"DOCKER_CLI_HINTS": "false"})
 
 

@@ -46,6 +46,9 @@ async def image_config(ctx: RecipeContext, image: str, cli: str = "docker"
         return None
     inspected = await ctx.tool("run_command", optional=True,
                                argv=[cli, "inspect", "--type", "image", image])
+    if inspected is None or inspected.get("exit_code") != 0:  # or its other spelling
+        inspected = await ctx.tool("run_command", optional=True,
+                                   argv=[cli, "image", "inspect", image])
     if inspected is None or inspected.get("exit_code") != 0:
         return None
     try:
