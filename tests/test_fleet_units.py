@@ -725,7 +725,8 @@ def test_a_host_file_is_one_name_or_range_a_line_with_comments(tmp_path: Path) -
     assert _error(hosts_from, f"@{hosts}") == (
         f"the host list {hosts} names no hosts (one name or range a line)")
     assert _error(hosts_from, f"@{tmp_path / 'none'}") == (
-        f"cannot read the host list {tmp_path / 'none'}: No such file or directory")
+        f"the host list {tmp_path / 'none'} does not exist: give the path of a text file "
+        "with one name or range a line")
 
 
 def test_an_ssh_config_gives_its_concrete_host_names(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_each_workload_kind_finds_its_pod_template(tmp_path: Path) -> None:
     assert d.argv == ["vllm", "serve", "--model", "/models/m"]
     assert d.argv_line == 11  # the args line
     assert "namespace default" in d.notes
-    assert any("vllm serve, as the vLLM image's Dockerfile sets it" in n for n in d.notes)
+    assert any("both run vLLM's OpenAI server" in n for n in d.notes)
     assert (d.state.enabled, d.state.enabled_detail) == (True, "replicas: 1")
     assert servers["statefulset/s"].state.enabled_detail == "replicas: 1"
     assert servers["daemonset/ds"].state.enabled is None

@@ -55,8 +55,9 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
                       "others": [s.name for s in model.servers if s is not server]},
              server.evidence)
     ctx.fact("exec_start", {"argv": server.argv, "source": server.argv_source,
-                            "line": server.argv_line}, ev)
+                            "line": server.argv_line, "problems": server.argv_problems}, ev)
     ctx.fact("engine", server.engine, ev)
+    _doubts(ctx, server, ev)
     ctx.fact("environment", {k: v.value for k, v in server.env.items()},
              [e for v in server.env.values() for e in v.evidence])
     st = server.state
@@ -66,13 +67,30 @@ async def serving_unit(ctx: RecipeContext) -> dict[str, Any]:
     if server.refused:
         ctx.alert(f"{server.name} cannot run: {server.refused}.",
                   [*server.argv_evidence, *st.evidence])
-        raise StepFailed(f"{server.name} is refused by systemd: {server.refused}")
+        by = "systemd" if server.runtime == "systemd" else "the engine it starts"
+        raise StepFailed(f"{server.name} is refused by {by}: {server.refused}")
     if st.value in ("crash-looping", "failed", "stopped"):
         why = (f"; the last error in its journal: {server.cause}" if server.cause else
                "; its journal's last failure is cited" if server.failure else "")
         ctx.alert(f"{server.name} is not serving: it is {st.value} ({st.detail}){why}.",
                   ctx.facts["server_state"].evidence)
     return {"unit": server.name}
+
+
+def _doubts(ctx: RecipeContext, server: Server, ev: list[str]) -> None:
+    """What every task reading this server depends on and the host does not establish: its
+    command line (an image ENTRYPOINT not shown) and its model's host path (a mount whose
+    host side is not known, e.g. Compose's ``~``)."""
+    if server.argv_problems:
+        ctx.alert(f"{server.name} may not run the command line read here: "
+                  f"{'; '.join(server.argv_problems)}.", ev)
+    weights = server.model_path or ""  # a hub id (org/name) is no path: only a mount's
+    unknown = [p for p in server.problems if any(
+        f"bind source {src} " in p for src in server.mounts
+        if not src.startswith("/") and weights.startswith(src))]
+    if unknown:
+        ctx.alert(f"The model's host path is not established ({weights}): "
+                  f"{'; '.join(unknown)}.", ev)
 
 
 @recipe_function("serve_flags")

@@ -70,13 +70,18 @@ class Server:
     script: str | None = None
     # where the running process's command line differs from the files' (the process's wins)
     argv_drift: list[str] = field(default_factory=list)
+    # "file:line: why" the command line does not run as read: an image ENTRYPOINT it depends
+    # on that nothing shows (not established), or one the engine refuses after it
+    argv_problems: list[str] = field(default_factory=list)
     engine: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
     state: State = field(default_factory=State)
     journal_lines: int = 0
     failure: str | None = None  # evidence id of the last failure line in its journal
     cause: str = ""  # the last error its journal shows before failing
-    refused: str = ""  # why systemd would refuse to load the unit
+    # why it cannot run: systemd would refuse to load the unit, or (a container) its engine
+    # refuses the command line the image's ENTRYPOINT makes of its command
+    refused: str = ""
     nccl: dict[str, Setting] = field(default_factory=dict)
     nccl_checked: list[str] = field(default_factory=list)
     runtime: str = "systemd"  # systemd | docker | podman | compose | kubernetes | process

@@ -15,31 +15,41 @@ import re
 from ._rules import Checked, Refused
 
 _NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,127}")
+# an image reference (registry/name:tag@digest), for `inspect --type image` only
+_IMAGE = re.compile(r"[A-Za-z0-9][\w./:@-]{0,254}")
 _JSON = {"{{json .}}", "json", "{{ json . }}"}
 
 
 def _container_cli(program: str, args: list[str]) -> Checked:
     if not args:
-        raise Refused(f"{program} needs one of: ps, inspect, logs")
+        raise Refused(f"{program} needs one of: ps, inspect, image inspect, logs")
     sub, rest = args[0], args[1:]
     if sub == "ps":
         _options(program, sub, rest, flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
                  valued={"--format": lambda v: v in _JSON}, operands=0)
     elif sub == "inspect":
+        image = any(a in ("--type=image",) or (a == "--type" and rest[i + 1:i + 2] == ["image"])
+                    for i, a in enumerate(rest))
         _options(program, sub, rest, flags=set(),
-                 valued={"--type": lambda v: v in ("container", "image")}, operands=64)
+                 valued={"--type": lambda v: v in ("container", "image")}, operands=64,
+                 names=_IMAGE if image else _NAME)
+    elif sub == "image" and rest[:1] == ["inspect"]:  # the same as inspect --type image
+        _options(program, "image inspect", rest[1:], flags=set(), valued={}, operands=64,
+                 names=_IMAGE)
     elif sub == "logs":
         _options(program, sub, rest, flags={"-t", "--timestamps"},
                  valued={"--tail": lambda v: v.isdigit(), "-n": lambda v: v.isdigit(),
                          "--since": lambda v: re.fullmatch(r"[\w:.+-]{1,40}", v) is not None},
                  operands=1)
     else:
-        raise Refused(f"{program} subcommand {sub!r} is not allowed (ps, inspect, logs)")
+        raise Refused(f"{program} subcommand {sub!r} is not allowed (ps, inspect, image "
+                      "inspect, logs)")
     return Checked([program, *args], env={"DOCKER_CLI_HINTS": "false"})
 
 
 def _options(program: str, sub: str, args: list[str], flags: set[str],
-             valued: dict[str, object], operands: int) -> None:
+             valued: dict[str, object], operands: int, names: re.Pattern[str] = _NAME
+             ) -> None:
     seen = 0
     i = 0
     while i < len(args):
@@ -60,7 +70,7 @@ def _options(program: str, sub: str, args: list[str], flags: set[str],
             continue
         if a.startswith("-"):
             raise Refused(f"{program} {sub}: option {a!r} is not allowed")
-        if not _NAME.fullmatch(a):
+        if not names.fullmatch(a):
             raise Refused(f"{program} {sub}: {a!r} is not a container name or id")
         seen += 1
         if seen > operands:

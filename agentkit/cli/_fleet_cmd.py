@@ -4,6 +4,7 @@ and the transport they choose. Engines' libraries are imported only when one is 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from ._errors import CLIError
@@ -83,6 +84,10 @@ def _make(source: str | None, args: argparse.Namespace) -> tuple[Any, list[str] 
         common["remote_command"] = args.remote_command
     if source == "fleet":
         from .._fleet._snapfleet import SnapshotFleet
+
+        if args.fleet.startswith("@") and not os.path.isdir(args.fleet):
+            raise CLIError(f"--fleet takes a directory of snapshots, not a host list: give "
+                           f"--hosts {args.fleet} to ask the hosts it names over SSH")
 
         return SnapshotFleet(args.fleet, concurrency=limit or 8), None
     if source == "hosts":

@@ -18,13 +18,12 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from .._command import follow_command
-from .._engines import engine_of
 from .._model import NOT_TUNING, HostModel, Server, Setting
 from .._state import State
 from ._dotenv import DotenvError, parse_dotenv
+from ._entrypoint import image_config, with_entrypoint
 from ._given import manifest_dirs
 from ._interp import InvalidTemplate, MissingRequired, substitute
-from ._kubernetes import image_entrypoint
 from ._yaml import load_yaml
 
 if TYPE_CHECKING:
@@ -152,16 +151,20 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
     image = str(body.get("image") or "")
     entry = _words(body.get("entrypoint"))
     command = [_interpolate(w, dotenv) for w in _words(body.get("command"))]
-    if not entry:
-        entry, why = image_entrypoint(image) if not _starts_engine(command) else ([], "")
-        if why:
-            notes.append(why)
     server_problems = [n for n in notes if n.startswith("NCCL_")]
     at, line, ev = cite("command" if "command" in {**keys, **over.get("__keys__", {})}
                         else "entrypoint")
-    server = Server(name=name, path=path, files=[path], argv=[*entry, *command],
+    argv, doubts, refused = [*entry, *command], [], ""
+    if not entry:  # `command` is the image's ENTRYPOINT's arguments (Docker's rule)
+        got = with_entrypoint(image, command, f"{at}:{line}", await image_config(ctx, image))
+        argv = got.argv
+        notes += got.notes
+        doubts, refused = got.problems, got.refused
+    server = Server(name=name, path=path, files=[path], argv=argv,
                     argv_source=at, argv_line=line, argv_evidence=[ev], env=env,
                     runtime="compose", notes=notes, problems=server_problems)
+    server.argv_problems = doubts
+    server.refused = refused
     server.notes.append(f"declared in {path} (project {project}, service {svc}); no container "
                         "was inspected, so whether it runs is not shown")
     restart = str(body.get("restart") or "no")
@@ -175,12 +178,8 @@ async def _server(ctx: RecipeContext, path: str, lines: list[str], project: str,
         server.state.enabled_detail = (f"in profile {', '.join(profiles)}: started only when "
                                        "that profile is asked for")
     _resources(server, body, posixpath.dirname(path))
+    _binds(server, body, dotenv, path, lines)
     return server if await follow_command(ctx, server) else None
-
-
-def _starts_engine(argv: list[str]) -> bool:
-    return engine_of(argv) is not None or bool(argv and argv[0].rsplit("/", 1)[-1] in
-                                                ("bash", "sh", "python", "python3"))
 
 
 async def _dotenv(ctx: RecipeContext, base: str) -> dict[str, str]:
@@ -236,6 +235,11 @@ async def _environment(ctx: RecipeContext, path: str, lines: list[str], body: di
     files = body.get("env_file")
     for item in files if isinstance(files, list) else ([files] if files else []):
         rel = str(item.get("path") if isinstance(item, dict) else item)
+        if rel.startswith("~"):  # compose-go: the home ($HOME) of the user who ran compose
+            notes.append(f"env_file {rel} ({path}): ~ is the home directory of the user who "
+                         "ran compose, which the host's files do not show: its variables are "
+                         "not established")
+            continue
         full = posixpath.normpath(posixpath.join(base, rel))
         found = await ctx.read_lines(full, optional=True)
         if found is None:
@@ -304,14 +308,48 @@ def _resources(server: Server, body: dict[str, Any], base: str) -> None:
                            f"{d.get('count')} GPUs")
     if not server.gpus and body.get("gpus"):
         server.gpus = f"gpus: {body['gpus']}"
+
+
+def _binds(server: Server, body: dict[str, Any], dotenv: dict[str, str], path: str,
+           lines: list[str]) -> None:
+    """Bind mounts as compose-go resolves their sources: the file interpolated first, a short
+    ``SRC:DST`` is a bind when SRC starts with ``.``, ``/`` or ``~``; ``~`` is the home of the
+    user who ran compose (not shown by the host's files: not established, and the mount keeps
+    the literal source, so no host path is guessed); a relative source is joined to the
+    project directory."""
+    start = int((body.get("__keys__") or {}).get("volumes") or 0)
     for v in body.get("volumes") or []:
-        if isinstance(v, str) and ":" in v:
-            src, dst = v.split(":")[:2]
-            if src.startswith((".", "/", "~")):
-                server.mounts[posixpath.normpath(posixpath.join(base, src))] = dst
-        elif isinstance(v, dict) and v.get("type") == "bind" and v.get("source"):
-            server.mounts[posixpath.normpath(posixpath.join(base, str(v["source"])))] = \
-                str(v.get("target"))
+        unknown: list[str] = []
+        if isinstance(v, str):
+            n = next((i for i in range(max(start, 1), len(lines) + 1) if v in lines[i - 1]), 0)
+            src, colon, dst = _interpolate(v, dotenv, unknown).partition(":")
+            dst = dst.split(":")[0]
+            if not colon or (not src.startswith((".", "/", "~")) and (src or not unknown)):
+                continue  # an anonymous or named volume: no host path
+        elif isinstance(v, dict) and v.get("type") == "bind":
+            n = int(v.get("__line__") or 0)
+            src = _interpolate(str(v.get("source") or ""), dotenv, unknown)
+            dst = str(v.get("target") or "")
+        else:
+            continue
+        where = f"{path}:{n}"
+        if not src:
+            server.problems.append(f"{where}: the bind source is empty unless the shell that "
+                                   f"ran compose sets {', '.join(unknown)}: the host path "
+                                   f"mounted at {dst} is not established")
+        elif src.startswith("~"):
+            server.mounts[src] = dst
+            server.problems.append(f"{where}: the bind source {src} starts with ~, the home "
+                                   "directory of the user who ran compose ($HOME), which the "
+                                   f"host's files do not show: the host path mounted at {dst} "
+                                   "is not established")
+        else:
+            server.mounts[posixpath.normpath(posixpath.join(posixpath.dirname(path), src))] \
+                = dst
+            if unknown:
+                server.notes.append(f"{where}: the bind source depends on "
+                                    f"{', '.join(unknown)}, which the project's .env does not "
+                                    "set: taken as unset in the shell that ran compose")
 
 
 async def drift(ctx: RecipeContext, path: str, lines: list[str], body: dict[str, Any],

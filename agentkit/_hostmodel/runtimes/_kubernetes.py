@@ -1,6 +1,6 @@
 """Kubernetes: workloads whose containers start an inference engine, from manifests on the
-host (Deployment, StatefulSet, DaemonSet, Job, Pod, rendered Helm output, ``kind: List``) and
-from ``kubectl get … -o json`` when a kubeconfig is present.
+host (Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, Pod, rendered
+Helm output, ``kind: List``) and from ``kubectl get … -o json`` when a kubeconfig is present.
 
 The container's environment is built as the kubelet builds it: ``envFrom`` sources in order
 (a later one wins), then ``env`` entries (they win over ``envFrom``; a later entry wins), with
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._command import follow_command
 from .._model import HostModel, Server, Setting
 from .._state import State
+from ._entrypoint import with_entrypoint
 from ._given import manifest_dirs
 from ._k8senv import container_env, expand
 from ._manifests import find_manifests
@@ -28,7 +29,11 @@ if TYPE_CHECKING:
 
 KUBECONFIGS = ("/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml", "/root/.kube/config")
 _ENGINE_WORDS = re.compile(r"vllm|sglang|trtllm|tensorrt", re.I)
-_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
+_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                   "ReplicationController", "Job"}
+# The kinds whose spec has `replicas` (the API reference: "Defaults to 1"); a DaemonSet has
+# none (one pod per node it admits), a Job counts parallelism, not replicas
+_REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 
 
 @dataclass
@@ -189,7 +194,7 @@ def _pod_specs(obj: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
                 for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate"))
                 if isinstance(t, dict)]
     if kind in _TEMPLATE_KINDS:
-        replicas = spec.get("replicas", 1) if kind in ("Deployment", "StatefulSet") else None
+        replicas = spec.get("replicas", 1) if kind in _REPLICATED else None
         return [((spec.get("template") or {}).get("spec") or {},
                  replicas if isinstance(replicas, int) else None)]
     return []
@@ -213,18 +218,19 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
     values = {k: s.value for k, s in env.items()}
     unsure = [n for n in notes if "NCCL_" in n]  # an NCCL setting this reading cannot tell
     notes = [n for n in notes if n not in unsure]
-    if not command:
-        command, why = image_entrypoint(image)
-        if why:
-            notes.append(why)
-    argv = [_expand(a, values) for a in [*command, *args]]
     line = int(c.get("__keys__", {}).get("args") or c.get("__keys__", {}).get("command")
                or c.get("__line__") or 0)
+    run, doubts = [*command, *args], []
+    if not command:  # args are the image's ENTRYPOINT's arguments (Kubernetes' rule)
+        got = with_entrypoint(image, args, f"{src.name}:{line}")
+        run, notes, doubts = got.argv, notes + got.notes, got.problems
+    argv = [_expand(a, values) for a in run]
     server = Server(name=name, path=src.name, files=[src.name], argv=argv,
                     argv_source=src.name, argv_line=line, argv_evidence=[src.cite(line)],
                     env=env, runtime="kubernetes", notes=notes)
     server.notes.append(f"namespace {ns}")
     server.problems += unsure
+    server.argv_problems = doubts
     limits = ((c.get("resources") or {}).get("limits") or {})
     if "nvidia.com/gpu" in limits:
         server.gpus = f"{limits['nvidia.com/gpu']} GPUs (nvidia.com/gpu limit)"
@@ -239,15 +245,6 @@ async def _server(ctx: RecipeContext, obj: dict[str, Any], spec: dict[str, Any],
             server.mounts[str(host_dirs[m["name"]])] = str(m["mountPath"])
     _state(server, obj, c, replicas, src)
     return server if await follow_command(ctx, server) else None
-
-
-def image_entrypoint(image: str) -> tuple[list[str], str]:
-    """A container without ``command`` runs its image's entrypoint, which a manifest does
-    not show. The engines' official images are known; others are not guessed."""
-    if re.search(r"(^|/)vllm-openai(:|@|$)", image):
-        return ["vllm", "serve"], (f"no command: {image}'s entrypoint (vllm serve, as the vLLM "
-                                   "image's Dockerfile sets it) is assumed")
-    return [], f"no command: {image}'s entrypoint is not visible in the manifest"
 
 
 def _expand(text: str, values: dict[str, str]) -> str:
@@ -307,8 +304,16 @@ def _state(server: Server, obj: dict[str, Any], c: dict[str, Any], replicas: int
         st.enabled_detail = "a pod the cluster runs"
         return
     st.detail = "declared in a manifest; whether it runs is not shown here"
+    if obj.get("kind") == "DaemonSet":  # no replicas field: one pod on each node it admits
+        st.enabled_detail = ("a DaemonSet: one pod on each node its node selector, affinity "
+                             "and tolerations admit; whether this node is one is not "
+                             "established from the manifest")
     if replicas is not None:
         st.enabled = replicas > 0
-        st.enabled_detail = f"replicas: {replicas}"
         line = int(((obj.get("spec") or {}).get("__keys__") or {}).get("replicas") or 0)
+        st.enabled_detail = f"replicas: {replicas}"  # absent: 1, the API's default
         st.enabled_evidence = [src.cite(line)] if line else []
+        if replicas > 1 and server.gpus:
+            server.notes.append(f"replicas: {replicas}: {replicas} pods, "
+                                f"{server.gpus.split(' (')[0]} each; the scheduler places "
+                                "them, and only those on this node are this host's")

@@ -31,8 +31,9 @@ ROOTS = ("/etc", "/srv", "/opt")
 HOMES = ("/root", "/home/*")  # their hidden directories (caches, toolchains) are not walked
 # Kinds whose pod template runs containers (LeaderWorkerSet: multi-node inference), the
 # ConfigMaps they read, and List exports of them.
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
-                  "Pod", "LeaderWorkerSet", "List", "ConfigMap")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                  "ReplicationController", "Job", "CronJob", "Pod", "LeaderWorkerSet", "List",
+                  "ConfigMap")
 KIND_LINE = r"^\s*-?\s*[\"']?kind[\"']?:\s*[\"']?(" + "|".join(WORKLOAD_KINDS) + r")\b"
 # A kustomization's own top-level fields: one walk finds manifests and kustomizations alike.
 KUSTOMIZE_LINE = (r"^(resources|bases|components|patches|patchesStrategicMerge|namePrefix|"

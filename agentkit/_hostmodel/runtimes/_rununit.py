@@ -16,7 +16,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .._model import NOT_TUNING, HostModel, Server, Setting
-from ._kubernetes import image_entrypoint
+from ._entrypoint import image_config, with_entrypoint
 from ._runline import (
     EnvEntry,
     RunLine,
@@ -79,6 +79,12 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
         entries.append((env_flag(value, caller), "", server.argv_evidence[0]
                         if server.argv_evidence else ""))
     _apply(server, line, entries, unit_env, where)
+    if line.entrypoint is None:  # the command is the image's ENTRYPOINT's arguments
+        known = with_entrypoint(line.image, line.command, where,
+                                await image_config(ctx, line.image, line.cli))
+        server.argv = known.argv
+        server.notes += known.notes
+        server.argv_problems += known.problems + ([known.refused] if known.refused else [])
 
 
 def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str]],
@@ -116,23 +122,11 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     server.container_name = line.last("name") or ""
     server.notes.append(f"started by systemd ({server.name}): `{line.cli} run` of image "
                         f"{line.image}; the image's own ENV (below these) is not visible here")
-    entry = line.entrypoint
-    if entry is None:
-        entry, why = image_entrypoint(line.image) if not _engine_first(line.command) else ([], "")
-        if why:
-            server.notes.append(why)
-    server.argv = [*entry, *line.command]
+    server.argv = [*(line.entrypoint or []), *line.command]  # see contain: no --entrypoint
     if line.flag("detach") and server.container_name:  # its output goes to docker logs
         server.log_argv = [line.cli, "logs", "--tail", "2000", "--timestamps",
                            server.container_name]
     _host_options(server, line)
-
-
-def _engine_first(command: list[str]) -> bool:
-    from .._engines import engine_of
-
-    return engine_of(command) is not None or bool(
-        command and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "python", "python3"))
 
 
 def _host_options(server: Server, line: RunLine) -> None:
@@ -181,6 +175,9 @@ def adopt(unit: Server, inspected: Server) -> None:
                              f"`{' '.join(inspected.argv)}`, not what {unit.name}'s line now "
                              "says: the line takes effect only at the next start")
     unit.env = inspected.env
+    # what the line's ENTRYPOINT left unknown concerns its next start, not what runs now
+    unit.problems += unit.argv_problems
+    unit.argv_problems = []
     unit.argv, unit.flags, unit.engine = inspected.argv, inspected.flags, inspected.engine
     unit.argv_evidence = [*inspected.argv_evidence, *unit.argv_evidence]
     unit.container_id, unit.rootfs = inspected.container_id, inspected.rootfs
