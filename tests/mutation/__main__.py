@@ -342,7 +342,8 @@ TARGETS.update({
         "are [0-9] by _ESCAPE: never an X"}),
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
-    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
+    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs_direct.py",
+                                                   "tests/test_runtimes_procs.py"]),
     "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
                                                    "tests/test_runtimes_manifests.py"]),
     # only the podman scenarios reach a quadlet unit
