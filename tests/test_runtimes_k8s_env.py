@@ -22,17 +22,64 @@ The vectors are those of kubernetes/kubernetes third_party/forked/golang/expansi
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+import signal
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import Phase, given
+from hypothesis import settings as _settings
 from hypothesis import strategies as st
 
-from agentkit._hostmodel.runtimes._k8senv import Var, container_env, expand, name_status
-from agentkit._hostmodel.runtimes._kubernetes import Source, _environment
+from agentkit._hostmodel.runtimes import _k8senv, _kubernetes
+from agentkit._hostmodel.runtimes._k8senv import Env, Var, name_status
+from agentkit._hostmodel.runtimes._kubernetes import Source
 from agentkit._hostmodel.runtimes._yaml import load_yaml
+
+# -- a loop that never ends fails at once ---------------------------------------------------
+# Each call below takes well under a millisecond; one that runs 10 s never ends (a mutation
+# run's mutant that stops advancing in expand() would otherwise hold a worker for its whole CPU
+# limit). Under mutmut, a failing case is not shrunk either: each shrink step would wait again.
+
+T = TypeVar("T")
+
+
+class Hang(Exception):
+    pass
+
+
+def _bounded(fn: Callable[..., T], *args: Any) -> T:
+    def stop(*_: Any) -> None:
+        raise Hang(f"{fn.__name__} did not return within 10 s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 10.0)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def expand(text: str, lookup: Callable[[str], str | None]) -> str:
+    return _bounded(_k8senv.expand, text, lookup)
+
+
+def container_env(c: dict[str, Any], cms: Callable[[str], Any]) -> Env:
+    return _bounded(_k8senv.container_env, c, cms)
+
+
+def _environment(*args: Any) -> Any:
+    return _bounded(_kubernetes._environment, *args)
+
+
+def settings(**kw: Any) -> Any:
+    if "MUTANT_UNDER_TEST" in os.environ:
+        kw["phases"] = [p for p in Phase if p is not Phase.shrink]
+    return _settings(**kw)
 
 # -- Kubernetes' own vectors --------------------------------------------------------------
 
@@ -235,8 +282,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], dict[str, str]
     ("names the kubelet skips or that depend on its version", {
         "envFrom": [{"configMapRef": {"name": "cfg"}}, {"configMapRef": {"name": "p"},
                                                         "prefix": "1"}]},
-     {"cfg": {"GOOD": "1", "1BAD": "2", "A=B": "3", "é": "4", "__X": "5", "a b": "6",
-              "__line__": 3, "__keys__": {"GOOD": 4}}, "p": {"OK": "7"}},
+     {"cfg": {"__line__": 3, "GOOD": "1", "1BAD": "2", "A=B": "3", "é": "4", "__X": "5",
+              "a b": "6", "__keys__": {"GOOD": 4}}, "p": {"OK": "7"}},
      {"GOOD": "1", "__X": "5"},
      ["'1BAD' from ConfigMap cfg: set only on Kubernetes 1.34 or later (relaxed variable "
       "names), skipped before: not established",

@@ -88,11 +88,8 @@ class Env:
     unknown_sources: list[str] = field(default_factory=list)  # a source whose keys are unknown
     # names set before here to a value not known here (a Secret's, the pod's own fields, a
     # ConfigMap not read): a later $(NAME) expands to that value, so it is not known either
+    # (one set again since is in vars, which a reference reads first)
     unknown: set[str] = field(default_factory=set)
-
-    def assign(self, var: Var) -> None:
-        self.vars[var.name] = var
-        self.unknown.discard(var.name)
 
     def assign_unknown(self, name: str, note: str) -> None:
         self.vars.pop(name, None)
@@ -153,7 +150,7 @@ def _env_from(env: Env, n: int, ref: Mapping[str, Any], configmap: ConfigMaps) -
                                "1.34 or later (relaxed variable names), skipped before: not "
                                "established")
             continue
-        env.assign(Var(name, _text(value), "envFrom", n, cm_name, str(key)))
+        env.vars[name] = Var(name, _text(value), "envFrom", n, cm_name, str(key))
 
 
 def _env_entry(env: Env, n: int, e: Mapping[str, Any], configmap: ConfigMaps) -> None:
@@ -181,7 +178,7 @@ def _env_entry(env: Env, n: int, e: Mapping[str, Any], configmap: ConfigMaps) ->
         env.notes.append(f"{name}: a $(…) reference in its value is not defined before it here; "
                          f"it could come from {', '.join(env.unknown_sources)}: its value is "
                          "not established")
-    env.assign(Var(name, expanded, "env", n))
+    env.vars[name] = Var(name, expanded, "env", n)
 
 
 def _value_from(env: Env, n: int, name: str, vf: Mapping[str, Any],
@@ -191,7 +188,7 @@ def _value_from(env: Env, n: int, name: str, vf: Mapping[str, Any],
         cm_name, key = str(ref.get("name")), str(ref.get("key"))
         data = configmap(cm_name)
         if data is not None and key in data and key not in _LOADER_KEYS:
-            env.assign(Var(name, _text(data[key]), "configMapKeyRef", n, cm_name, key))
+            env.vars[name] = Var(name, _text(data[key]), "configMapKeyRef", n, cm_name, key)
             return
         if data is not None and ref.get("optional"):
             # optional and missing: the kubelet skips the entry, an earlier value stays
