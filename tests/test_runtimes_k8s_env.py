@@ -109,6 +109,15 @@ def test_kubernetes_expansion_vectors() -> None:
         assert expand(text, CONTEXT.get) == want, text
 
 
+def test_a_reference_ends_at_the_first_closing_parenthesis() -> None:
+    # tryReadVariableName scans from the byte after "(": "$()" is the empty name (never
+    # defined), and the ")x" after it is text, even where a variable is named ")x" (a valid
+    # name since Kubernetes 1.34: any printable ASCII but "=")
+    assert expand("$()x)", {")x": "V"}.get) == "$()x)"
+    c = {"env": [{"name": ")x", "value": "V"}, {"name": "A", "value": "$()x)"}]}
+    assert container_env(c, lambda _: None).vars["A"].value == "$()x)"
+
+
 def test_map_reference_chain() -> None:  # expand_test.go TestMapReference
     c = {"env": [{"name": "FOO", "value": "bar"}, {"name": "ZOO", "value": "$(FOO)-1"},
                  {"name": "BLU", "value": "$(ZOO)-2"}]}
