@@ -94,8 +94,8 @@ def test_a_process_started_by_hand_is_a_server_of_its_own(tmp_path: Path) -> Non
     assert (s.argv, s.argv_source, s.argv_line) == (SERVE, "/proc/4242/cmdline", 0)
     assert (s.engine, s.tp, s.model_path) == ("vllm", 2, "/models/m")
     algo = s.env["NCCL_ALGO"]
-    assert (algo.value, algo.source, algo.line, algo.origin) == (
-        "Ring", "process 4242 environment", 0, "running process")
+    assert (algo.name, algo.value, algo.source, algo.line, algo.origin) == (
+        "NCCL_ALGO", "Ring", "process 4242 environment", 0, "running process")
     assert s.env["CUDA_VISIBLE_DEVICES"].value == "0,1"
     # running now; nothing restarts it at boot
     assert (s.state.value, s.state.detail, s.state.enabled) == (
@@ -155,6 +155,27 @@ def test_a_process_in_a_container_no_cli_showed_keeps_its_files_apart(
                        "describes: its image's files are not read"]
 
 
+def test_a_container_process_without_its_id_names_no_container(tmp_path: Path) -> None:
+    _, _, found = run(tmp_path, [proc(17, started_by={"kind": "container"})])
+    assert (found["pid 17"].runtime, found["pid 17"].container_id) == ("container", "")
+
+
+def test_a_config_file_of_a_process_by_hand_is_read(tmp_path: Path) -> None:
+    # vLLM `--config FILE`: the YAML's keys are its long options; the command line wins over
+    # the file, the file over the defaults
+    h = snapshot(tmp_path / "snap", {"etc/vllm.yaml": "tensor-parallel-size: 4\n"
+                                                      "max-model-len: 8192\n"
+                                                      "model: /models/other\n"})
+    p = proc(18, argv=["vllm", "serve", "/models/m", "--config", "/etc/vllm.yaml"])
+    (tmp_path / "snap/.agentkit/processes.json").write_text(json.dumps([p]))
+    manifest = json.loads((tmp_path / "snap/.agentkit/snapshot.json").read_text())
+    manifest.update(processes="processes.json", captured_at=WHEN)
+    (tmp_path / "snap/.agentkit/snapshot.json").write_text(json.dumps(manifest))
+    _, _, found = discover(_processes, Host.at(h.root.path))
+    s = found["pid 18"]
+    assert (s.tp, s.model_path, s.flags["max_model_len"]) == (4, "/models/m", "8192")
+
+
 def test_a_command_that_starts_no_engine_is_not_a_server(tmp_path: Path) -> None:
     _, _, found = run(tmp_path, [proc(15, argv=["/usr/bin/python3", "train.py"]),
                                  proc(16)])
@@ -192,6 +213,12 @@ def test_a_pods_process_is_the_workload_the_manifests_show(tmp_path: Path) -> No
     _, _, found = run(tmp_path, [proc(40, started_by=pod)], unit(), workload)
     assert found == {}
     assert workload.pid is None  # not attached: a pod's uid names no workload here
+    # a pod whose workload no manifest here shows: its process is a server of its own; the
+    # processes after a pod's are still read
+    _, _, found = run(tmp_path / "u", [proc(40, started_by=pod)], unit())
+    assert list(found) == ["pid 40"] and found["pid 40"].runtime == "container"
+    _, _, found = run(tmp_path / "w", [proc(40, started_by=pod), proc(41)], workload)
+    assert list(found) == ["pid 41"]
     # the same process in a container: a container's process is never a pod's workload
     _, _, found = run(tmp_path / "c", [proc(40, started_by={"kind": "container",
                                                             "id": "0123456789ab"})], workload)
