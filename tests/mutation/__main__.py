@@ -340,9 +340,18 @@ TARGETS.update({
         "escaped = None": "None is falsy like False: both branches read it as a truth value",
         'ok = len(digits) == 3 and all(d in "XX01234567XX" for d in digits)': "the digits "
         "are [0-9] by _ESCAPE: never an X"}),
-    "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
+    "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"], equivalent={
+        **{line: "a closing parenthesis is searched from i + 2: found, it is at index 2 or "
+                 "later" for line in ("if close <= 0:", "if close < 1:")},
+        "f\"{'XX, XX'.join(k for k in vf if k not in _LOADER_KEYS)}: its value is \"":
+            "the API allows exactly one source in a valueFrom: one name joined is itself",
+    }),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
-    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
+    "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs_direct.py",
+                                                   "tests/test_runtimes_procs.py"], equivalent={
+        'kind, ident = started_by.get("kind"), str(started_by.get("id") or "XXXX")': "an "
+        "empty id matches no server either way: no unit is named XXXX, a container id is hex",
+    }),
     "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
                                                    "tests/test_runtimes_manifests.py"]),
     # only the podman scenarios reach a quadlet unit

@@ -8,7 +8,9 @@
   entry of the same name; ``value`` has ``$(VAR)`` references expanded from the variables
   defined *before* it (``envFrom`` ones and earlier entries), an undefined reference stays as
   written, ``$$`` is a literal ``$``; ``valueFrom.configMapKeyRef`` takes the key's value
-  (``optional: true`` and missing: the variable is not set); Secrets are never read.
+  (``optional: true`` and missing: the variable is not set); Secrets are never read. A
+  reference to a variable set before it to a value not known here (a Secret's key, a
+  ``fieldRef``, a ConfigMap not read) expands to that value in the pod: not established.
 
 Variable names: before Kubernetes 1.34 a name had to be ``[-._a-zA-Z][-._a-zA-Z0-9]*``; since
 (RelaxedEnvironmentVariableValidation) any printable ASCII but ``=``. A name valid only under
@@ -24,6 +26,9 @@ from typing import Any
 
 _STRICT = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 _RELAXED = re.compile(r"[\x20-\x3c\x3e-\x7e]+")  # printable ASCII except '='
+# The YAML loader's own keys in every mapping (_yaml.py); a ConfigMap key may start with "__"
+# (IsConfigMapKey: [-._a-zA-Z0-9]+), and makes a valid variable name
+_LOADER_KEYS = ("__line__", "__keys__")
 
 
 def expand(text: str, lookup: Callable[[str], str | None]) -> str:
@@ -81,6 +86,15 @@ class Env:
     vars: dict[str, Var] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     unknown_sources: list[str] = field(default_factory=list)  # a source whose keys are unknown
+    # names set before here to a value not known here (a Secret's, the pod's own fields, a
+    # ConfigMap not read): a later $(NAME) expands to that value, so it is not known either
+    # (one set again since is in vars, which a reference reads first)
+    unknown: set[str] = field(default_factory=set)
+
+    def assign_unknown(self, name: str, note: str) -> None:
+        self.vars.pop(name, None)
+        self.unknown.add(name)
+        self.notes.append(note)
 
 
 ConfigMaps = Callable[[str], Mapping[str, Any] | None]
@@ -123,7 +137,7 @@ def _env_from(env: Env, n: int, ref: Mapping[str, Any], configmap: ConfigMaps) -
             env.unknown_sources.append(f"ConfigMap {cm_name}")
         return
     for key, value in data.items():
-        if key.startswith("__"):
+        if key in _LOADER_KEYS:
             continue
         name = prefix + str(key)
         status = name_status(name)
@@ -132,10 +146,9 @@ def _env_from(env: Env, n: int, ref: Mapping[str, Any], configmap: ConfigMaps) -
                              "the kubelet skips it")
             continue
         if status == "version-dependent":
-            env.notes.append(f"{name!r} from ConfigMap {cm_name}: set only on Kubernetes 1.34 "
-                             "or later (relaxed variable names), skipped before: not "
-                             "established")
-            env.vars.pop(name, None)
+            env.assign_unknown(name, f"{name!r} from ConfigMap {cm_name}: set only on Kubernetes "
+                               "1.34 or later (relaxed variable names), skipped before: not "
+                               "established")
             continue
         env.vars[name] = Var(name, _text(value), "envFrom", n, cm_name, str(key))
 
@@ -148,8 +161,20 @@ def _env_entry(env: Env, n: int, e: Mapping[str, Any], configmap: ConfigMaps) ->
         _value_from(env, n, name, vf, configmap)
         return
     raw = _text(value) if value is not None else ""
-    expanded = expand(raw, lambda ref: env.vars[ref].value if ref in env.vars else None)
-    if "$(" in expanded and env.unknown_sources and "$(" in raw:
+    missing: list[str] = []  # references no variable defined before this one resolves here
+
+    def lookup(ref: str) -> str | None:
+        if ref in env.vars:
+            return env.vars[ref].value
+        missing.append(ref)
+        return None
+
+    expanded = expand(raw, lookup)
+    unknown = [f"$({ref})" for ref in missing if ref in env.unknown]
+    if unknown:
+        env.notes.append(f"{name}: its value uses {', '.join(unknown)}, set before it to a value "
+                         "not known here: its value is not established")
+    elif missing and env.unknown_sources:
         env.notes.append(f"{name}: a $(…) reference in its value is not defined before it here; "
                          f"it could come from {', '.join(env.unknown_sources)}: its value is "
                          "not established")
@@ -162,7 +187,7 @@ def _value_from(env: Env, n: int, name: str, vf: Mapping[str, Any],
     if isinstance(ref, dict):
         cm_name, key = str(ref.get("name")), str(ref.get("key"))
         data = configmap(cm_name)
-        if data is not None and key in data and not key.startswith("__"):
+        if data is not None and key in data and key not in _LOADER_KEYS:
             env.vars[name] = Var(name, _text(data[key]), "configMapKeyRef", n, cm_name, key)
             return
         if data is not None and ref.get("optional"):
@@ -170,16 +195,15 @@ def _value_from(env: Env, n: int, name: str, vf: Mapping[str, Any],
             env.notes.append(f"{name}: ConfigMap {cm_name} has no key {key} and the reference "
                              "is optional, so this entry sets nothing")
             return
-        env.vars.pop(name, None)
-        env.notes.append(f"{name} comes from ConfigMap {cm_name} key {key}, which the manifests "
-                         "read do not hold: its value is unknown")
+        env.assign_unknown(name, f"{name} comes from ConfigMap {cm_name} key {key}, which the "
+                           "manifests read do not hold: its value is unknown")
         return
-    env.vars.pop(name, None)
     if "secretKeyRef" in vf:
-        env.notes.append(f"{name} comes from a Secret: not read")
+        env.assign_unknown(name, f"{name} comes from a Secret: not read")
     else:
-        env.notes.append(f"{name} comes from {', '.join(k for k in vf if not k.startswith('__'))}"
-                         ": its value is known only in the running pod")
+        env.assign_unknown(name, f"{name} comes from "
+                           f"{', '.join(k for k in vf if k not in _LOADER_KEYS)}: its value is "
+                           "known only in the running pod")
 
 
 def _text(value: Any) -> str:

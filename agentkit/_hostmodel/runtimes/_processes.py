@@ -4,7 +4,8 @@ A process started by a unit or a container found by another runtime is that serv
 its environment is what is in effect, so an NCCL setting that differs from what the unit or
 container now declares is named (the declared one takes effect only at the next restart). A
 process no runtime accounts for (started by hand, from a shell, tmux or a script) is a server
-of its own: running, and not coming back after a reboot.
+of its own: running, and not coming back after a reboot. One whose cgroup names a systemd unit
+that no unit file read declares was started by that unit: whether it comes back is unknown.
 """
 
 from __future__ import annotations
@@ -133,8 +134,11 @@ async def _server(ctx: RecipeContext, proc: dict[str, Any], evidence: str) -> Se
         server.notes.append(f"runs in {who.get('kind')} {who.get('id')}, which no container "
                             "CLI or manifest here describes: its image's files are not read")
         server.state.enabled, server.state.enabled_detail = None, "its restart policy is unknown"
-    elif who:
+    elif who:  # a systemd unit (its cgroup says so) whose unit file no directory read holds
         server.notes.append(f"started from {who.get('kind')} {who.get('id')}")
+        server.state.enabled, server.state.enabled_detail = None, (
+            f"started by the systemd unit {who.get('id')}, which no unit file read here "
+            "declares: whether it starts at boot is unknown")
     if proc.get("cwd"):
         server.notes.append(f"working directory {proc['cwd']}")
     if not proc.get("env_readable"):
