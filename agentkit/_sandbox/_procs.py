@@ -76,17 +76,35 @@ def engine_argv(argv: list[str]) -> bool:
 
 
 def _cgroup_owner(text: str) -> dict[str, str]:
-    """Who started the process, from its cgroup path: a systemd unit, a container, a pod."""
-    for line in text.splitlines():
-        path = line.rsplit(":", 1)[-1]
-        if m := re.search(r"(?:docker|libpod)-([0-9a-f]{12,64})\.scope|/docker/([0-9a-f]{64})",
-                          path):
-            return {"kind": "container", "id": (m.group(1) or m.group(2))[:12]}
-        if m := re.search(r"kubepods.*?pod([0-9a-f_-]{36})", path):
-            return {"kind": "pod", "id": m.group(1).replace("_", "-")}
-        if m := re.search(r"/([^/]+\.service)(?:/|$)", path):
-            return {"kind": "unit", "id": m.group(1)}
-    return {}
+    """Who started the process, from its cgroup path: a systemd unit, a container, a pod.
+
+    The path is systemd's hierarchy's (``0::`` on cgroup v2, ``name=systemd`` on v1; a
+    controller's line may name another cgroup), and the unit is the innermost one: a user's
+    service sits below ``user@UID.service`` (its manager, not the starter), a sub-cgroup of
+    a delegated unit below the unit. A scope innermost (a login session, a terminal) means
+    no service started it."""
+    path = _systemd_path(text)
+    if m := re.search(r"(?:docker|libpod)-([0-9a-f]{12,64})\.scope|/docker/([0-9a-f]{64})",
+                      path):
+        return {"kind": "container", "id": (m.group(1) or m.group(2))[:12]}
+    if m := re.search(r"kubepods.*?pod([0-9a-f_-]{36})", path):
+        return {"kind": "pod", "id": m.group(1).replace("_", "-")}
+    units = [p for p in path.split("/") if p.endswith((".service", ".scope"))]
+    if not units or not units[-1].endswith(".service"):
+        return {}
+    owner = {"kind": "unit", "id": units[-1]}
+    if len(units) > 1 and re.fullmatch(r"user@\d+\.service", units[-2]):
+        owner["manager"] = units[-2]  # a user unit (systemctl --user), not a system one
+    return owner
+
+
+def _systemd_path(text: str) -> str:
+    lines = [line.split(":", 2) for line in text.splitlines() if line.count(":") >= 2]
+    for wanted in ("name=systemd", ""):  # v1's named hierarchy, else the unified one
+        for _, controllers, path in lines:
+            if controllers == wanted:
+                return path
+    return lines[0][2] if len(lines) == 1 else ""
 
 
 def _process(pid: int) -> dict[str, Any] | None:

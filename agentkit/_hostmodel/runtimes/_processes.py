@@ -55,7 +55,8 @@ def _owner(servers: list[Server], started_by: dict[str, Any]) -> Server | None:
     if not ident:
         return None
     for s in servers:
-        if kind == "unit" and s.runtime == "systemd" and s.name == ident:
+        if kind == "unit" and s.runtime == "systemd" and s.name == ident and not started_by.get(
+                "manager"):  # a user unit is not the system unit of the same name
             return s
         if kind == "container" and s.container_id and (
                 s.container_id.startswith(ident) or ident.startswith(s.container_id)):
@@ -135,10 +136,13 @@ async def _server(ctx: RecipeContext, proc: dict[str, Any], evidence: str) -> Se
                             "CLI or manifest here describes: its image's files are not read")
         server.state.enabled, server.state.enabled_detail = None, "its restart policy is unknown"
     elif who:  # a systemd unit (its cgroup says so) whose unit file no directory read holds
-        server.notes.append(f"started from {who.get('kind')} {who.get('id')}")
+        unit = (f"the user unit {who.get('id')} of {who['manager']} (systemctl --user)"
+                if who.get("manager") else f"the systemd unit {who.get('id')}")
+        server.notes.append(f"started from {unit}" if who.get("manager")
+                            else f"started from {who.get('kind')} {who.get('id')}")
         server.state.enabled, server.state.enabled_detail = None, (
-            f"started by the systemd unit {who.get('id')}, which no unit file read here "
-            "declares: whether it starts at boot is unknown")
+            f"started by {unit}, which no unit file read here declares: whether it starts "
+            "at boot is unknown")
     if proc.get("cwd"):
         server.notes.append(f"working directory {proc['cwd']}")
     if not proc.get("env_readable"):
