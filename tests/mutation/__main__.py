@@ -351,7 +351,7 @@ TARGETS.update({
                                              "tests/test_runtimes_compose_dotenv.py"]),
     "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
                                          "tests/test_runtimes_k8s_env.py"]),
-    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_manifests.py"]),
+    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_given.py"]),
     "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
                          equivalent={
         f'select_current(model, str(ctx.spec.inputs.get("question", {d})))': "without a "
