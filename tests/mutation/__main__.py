@@ -345,8 +345,7 @@ TARGETS.update({
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
     "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
                                                    "tests/test_runtimes_manifests.py"]),
-    # only the podman scenarios reach a quadlet unit
-    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_scenarios.py"]),
+    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"]),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
                                              "tests/test_runtimes_compose_dotenv.py"]),
     "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
