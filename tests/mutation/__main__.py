@@ -348,8 +348,10 @@ TARGETS.update({
     "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"]),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
                                              "tests/test_runtimes_compose_dotenv.py"]),
-    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
-                                         "tests/test_runtimes_k8s_env.py"]),
+    # not test_runtimes_k8s_env.py: its 1,500 generated cases per mutant reach load_yaml
+    # only to build their input
+    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_runtimes_yaml.py",
+                                         "tests/test_parse_limits.py"]),
     "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_given.py"]),
     "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
                          equivalent={
