@@ -295,3 +295,22 @@ def test_install_section_is_what_enables_it(tmp_path: Path, install: str,
     else:
         assert st.enabled_detail.startswith("no [Install] WantedBy=")
         assert st.enabled_evidence == []
+
+
+# quadlet.go handleStorageSource: a Volume= source starting with "." is relative to the unit
+# file's directory; systemd.exec(5): a system unit without WorkingDirectory= runs in /, so a
+# relative --env-file in PodmanArgs= is read from there. Failed before: the source was kept
+# relative (no mount) and PodmanArgs' env file was read from the unit file's directory.
+def test_relative_paths_in_volume_and_podman_args(tmp_path: Path) -> None:
+    files = {f"{ETC}/llm.container": unit("Volume=./models:/models:ro\n"
+                                          "PodmanArgs=--env-file run.env\n"),
+             f"{ETC}/run.env": "NCCL_ALGO=Wrong\n", "run.env": "NCCL_ALGO=Ring\n",
+             "srv/llm/run.env": "NCCL_ALGO=Tree\n"}
+    _, _, servers = quadlet(tmp_path, files)
+    s = servers["llm.service"]
+    assert s.mounts == {"/etc/containers/systemd/models": "/models"}
+    assert env(s) == {"NCCL_ALGO": "Ring"}
+    files[f"{ETC}/llm.container"] = unit("PodmanArgs=--env-file run.env\n",
+                                         service="WorkingDirectory=/srv/llm\n")
+    _, _, servers = quadlet(tmp_path / "b", files)
+    assert env(servers["llm.service"]) == {"NCCL_ALGO": "Tree"}

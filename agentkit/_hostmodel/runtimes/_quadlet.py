@@ -132,7 +132,9 @@ async def _server(ctx: RecipeContext, model: HostModel, path: str, unit: str
                     argv_evidence=[ctx.cite("file", f"{path}:{image_at}", text.strip(), text)],
                     env=caller, log_argv=journal_argv(unit))
     server.notes.append(f"a Podman Quadlet unit: systemd's generator makes {unit} from {path}")
-    await contain(ctx, server, model, posixpath.dirname(path))
+    # podman runs in the unit's WorkingDirectory= (systemd.exec(5): / for a system unit)
+    workdir = _last([a for a in items if a.section == "Service"], "WorkingDirectory")
+    await contain(ctx, server, model, workdir.value if workdir else "/")
     if not await follow_command(ctx, server):
         return None
     return server, [a for a in items if a.section == "Install"]
@@ -163,8 +165,10 @@ def _podman_argv(items: list[Assignment], unit: str, path: str
         elif a.key == "EnvironmentFile":
             argv += [w for f in shlex.split(a.value)
                      for w in ("--env-file", posixpath.join(posixpath.dirname(path), f))]
-        elif a.key == "Volume":
-            argv += ["-v", a.value]
+        elif a.key == "Volume":  # a source starting with "." is relative to the file
+            source, colon, rest = a.value.partition(":")
+            argv += ["-v", posixpath.normpath(posixpath.join(posixpath.dirname(path), source))
+                     + colon + rest if colon and source.startswith(".") else a.value]
         elif a.key == "AddDevice":
             argv += [w for d in shlex.split(a.value) for w in ("--device", d)]
         elif a.key == "ShmSize":
