@@ -22,6 +22,7 @@ Expected values from podman-systemd.unit(5) and quadlet's own reading of the key
 
 from __future__ import annotations
 
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,8 @@ def test_a_container_file_is_its_service(tmp_path: Path) -> None:
     assert (s.argv_source, s.argv_line) == (path, 5)  # the Image= line
     assert cited(ctx, s.argv_evidence[0]) == (f"{path}:5", f"Image={IMAGE}")
     assert s.log_argv == ["journalctl", "-u", "llm.service", "-n", "2000", "--no-pager"]
-    assert any(f"generator makes llm.service from {path}" in n for n in s.notes)
+    assert (f"a Podman Quadlet unit: systemd's generator makes llm.service from {path}"
+            in s.notes)
     assert model.looked_in == ["Podman Quadlet files (/etc/containers/systemd, "
                                "/usr/share/containers/systemd/*.container)"]
 
@@ -103,8 +105,8 @@ def test_a_vendor_unit_is_replaced_by_the_generated_one(tmp_path: Path, vendor: 
     _, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit()}, model=model)
     assert servers["llm.service"].path == "/etc/containers/systemd/llm.container"
     assert model.servers == []  # the vendor unit is not the server any more
-    assert any(f"{vendor} is hidden by the generated llm.service" in n
-               for n in servers["llm.service"].notes)
+    assert (f"{vendor} is hidden by the generated llm.service (systemd.unit(5): "
+            "/run/systemd/generator comes first)") in servers["llm.service"].notes
 
 
 @pytest.mark.parametrize(("container", "name"), [
@@ -161,9 +163,15 @@ def test_a_bare_env_takes_the_units_service_environment(tmp_path: Path) -> None:
     ("no", False), ("0", False), ("false", False),
 ])
 def test_environment_host_is_a_boolean(tmp_path: Path, value: str, reaches: bool) -> None:
-    _, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit(
+    ctx, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit(
         f"EnvironmentHost={value}\n", service="Environment=NCCL_ALGO=Tree\n")})
-    assert env(servers["llm.service"]) == ({"NCCL_ALGO": "Tree"} if reaches else {})
+    s = servers["llm.service"]
+    assert env(s) == ({"NCCL_ALGO": "Tree"} if reaches else {})
+    if reaches:  # the unit's own line: [Service] Environment= (line 10)
+        got = s.env["NCCL_ALGO"]
+        assert (got.source, got.line) == ("/etc/containers/systemd/llm.container", 10)
+        assert cited(ctx, got.evidence[0]) == ("/etc/containers/systemd/llm.container:10",
+                                               "Environment=NCCL_ALGO=Tree")
 
 
 def test_volumes_devices_shm_and_podman_args(tmp_path: Path) -> None:
@@ -261,9 +269,10 @@ def test_no_image_and_rootfs_and_bad_quoting_are_said(tmp_path: Path) -> None:
         f"{ETC}/quote.container": unit().replace("Exec=--model", "Exec=--model '/unclosed")})
     assert servers == {}
     ours = sorted(p for p in model.problems if p.startswith("/etc/containers/systemd/"))
-    assert ours[0].startswith("/etc/containers/systemd/empty.container: no Image=")
-    assert ours[1].startswith("/etc/containers/systemd/quote.container: ")
-    assert ours[1].endswith("the Quadlet unit quote.service is not established")
+    assert ours[0] == ("/etc/containers/systemd/empty.container: no Image=: quadlet "
+                       "generates no empty.service from it")
+    assert ours[1] == ("/etc/containers/systemd/quote.container: No closing quotation in a "
+                       "[Container] value: the Quadlet unit quote.service is not established")
     assert ours[2] == ("/etc/containers/systemd/root.container: runs the root filesystem "
                        "/srv/rootfs (Rootfs=), not an image: the command of root.service is "
                        "not established")
@@ -274,6 +283,7 @@ def test_no_image_and_rootfs_and_bad_quoting_are_said(tmp_path: Path) -> None:
 # judged by links under /etc/systemd/system, which a generated unit never has.
 @pytest.mark.parametrize(("install", "enabled"), [
     ("[Install]\nWantedBy=multi-user.target\n", True),
+    ("[Install]\nWantedBy=multi-user.target\nAlias=m.service\nRequiredBy=llm.target\n", True),
     ("[Install]\nRequiredBy=llm.target\n", True),
     ("[Install]\nUpheldBy=llm.target\n", True),
     ("[Install]\nAlias=model.service\n", False),
@@ -288,12 +298,17 @@ def test_install_section_is_what_enables_it(tmp_path: Path, install: str,
     st = servers["llm.service"].state
     assert st.enabled is enabled
     if enabled:
-        key = install.split("\n")[1]
-        assert st.enabled_detail == f"[Install] {key}: quadlet's generator links it"
-        assert cited(ctx, st.enabled_evidence[0]) == (
-            "/etc/containers/systemd/llm.container:11", key)
+        keys = [k for k in install.split("\n")[1:] if k and not k.startswith("Alias")]
+        assert st.enabled_detail == (", ".join(f"[Install] {k}" for k in keys)
+                                     + ": quadlet's generator links it")
+        assert [cited(ctx, e) for e in st.enabled_evidence] == [
+            (f"/etc/containers/systemd/llm.container:{11 + install.split(chr(10)).index(k) - 1}",
+             k) for k in keys]
+        assert ctx.box.evidence[st.enabled_evidence[0]].sha256 == sha256(
+            keys[0].encode()).hexdigest()
     else:
-        assert st.enabled_detail.startswith("no [Install] WantedBy=")
+        assert st.enabled_detail == ("no [Install] WantedBy=, RequiredBy= or UpheldBy=: "
+                                     "quadlet's generator starts it with nothing")
         assert st.enabled_evidence == []
 
 
