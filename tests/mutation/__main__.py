@@ -343,8 +343,29 @@ TARGETS.update({
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
     "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
-    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
-                                                   "tests/test_runtimes_manifests.py"]),
+    # not test_runtimes_manifests.py: whole investigations per mutant
+    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_found.py",
+                                                   "tests/test_runtimes_k8s_direct.py"],
+                           equivalent={
+        **{f"for {each} in zip({xs}, got, {s}):": "zip of lists built one per element of "
+           "the other: never of unequal length" for each, xs in (("place, g", "places"),
+                                                                 ("home, entries", "homes"))
+           for s in ("strict=None", "", "strict=False")},
+        **{f'name = m["path"].rsplit("/", {s}': "the last component of an absolute path, "
+           "however many splits" for s in (")[-1]", "2)[-1]", "1)[+1]")},
+        **{f'for m in g.get("matches", {d}):': "a grep answer always holds matches (a failed "
+           "search is said just above)" for d in ("None", "")},
+        **{line: "the glob of the constant /home/* never fails: an absent, unreadable or "
+                 "linked-out /home lists nothing (tried: absent, a file, a link out of the "
+                 "root, a loop)" for line in (
+            'listing = await ctx.tool("glob", optional=None, pattern="/home/*")',
+            'listing = await ctx.tool("glob", pattern="/home/*")',
+            'listing = await ctx.tool("glob", optional=False, pattern="/home/*")',
+            'homes = ["/root", *(listing or {}).get("paths", None)]',
+            'homes = ["/root", *(listing or {}).get("paths", )]')},
+        **{f"out += [f\"{{home}}/{{e['name']}}\" for e in entries.get(\"entries\", {d})":
+           "list_dir's answer always holds entries" for d in ("None", "")},
+    }),
     "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"]),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
                                              "tests/test_runtimes_compose_dotenv.py"]),
