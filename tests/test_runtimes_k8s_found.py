@@ -93,11 +93,12 @@ def test_a_root_past_the_search_budget_is_named(tmp_path: Path,
     from agentkit._sandbox import _files
 
     monkeypatch.setattr(_files, "_MAX_FILES", 3)
-    files = {f"srv/junk/{n}.yaml": "a: 1\n" for n in range(5)}
-    model, _ = found(tmp_path, {**files, "opt/x.yaml": DEPLOY})
+    files = {f"{d}/junk/{n}.yaml": "a: 1\n" for n in range(5) for d in ("srv", "data/many")}
+    model, _ = found(tmp_path, {**files, "opt/x.yaml": DEPLOY}, extra=("/data/many/",))
     said = [p for p in model.problems if p.startswith("Kubernetes manifests: ")]
-    assert said == ["Kubernetes manifests: /srv holds more than one search covers (3 YAML "
-                    "files read): manifests past those were not searched"]
+    assert said == [f"Kubernetes manifests: {d} holds more than one search covers (3 YAML "
+                    "files read): manifests past those were not searched"
+                    for d in ("/srv", "/data/many")]
 
 
 def test_kustomizations_and_what_they_include(tmp_path: Path) -> None:
@@ -142,15 +143,16 @@ def test_given_directories_by_their_exact_names(tmp_path: Path) -> None:
     # a directory's name may end in any character: a space, an X
     files = {"data/given /d.yaml": DEPLOY, "data/given/wrong.yaml": DEPLOY,
              "data/modelX/d.yaml": DEPLOY, "data/model/wrong.yaml": DEPLOY}
-    model, got = found(tmp_path, files, extra=("/data/given /", "/data/modelX/"))
+    model, got = found(tmp_path, files, extra=("/data/given ", "/data/modelX/"))
     assert got.files == ["/data/given /d.yaml", "/data/modelX/d.yaml"]
     assert model.problems == []
 
 
 def test_a_given_directory_that_cannot_be_searched_is_said(tmp_path: Path) -> None:
     # the file tools refuse a path that climbs out of the root: nothing found is no answer
-    model, got = found(tmp_path, {"opt/x.yaml": DEPLOY}, extra=("../k8s",))
-    assert got.files == ["/opt/x.yaml"]
+    model, got = found(tmp_path, {"opt/x.yaml": DEPLOY, "root/d.yaml": DEPLOY},
+                       extra=("../k8s",))
+    assert got.files == ["/opt/x.yaml", "/root/d.yaml"]  # the places after it still are
     assert model.problems == ["Kubernetes manifests: ../k8s could not be searched: manifests "
                               "there are not established"]
 
@@ -176,10 +178,11 @@ def test_kustomization_edges(tmp_path: Path) -> None:
         # a remote resource is fetched, never a local directory of that spelling
         "srv/app/kustomization.yaml": "resources:\n  - https://github.com/o/r\n",
         "srv/app/https:/github.com/o/r/kustomization.yaml": "resources: [d.yaml]\n",
-        # a kustomization whose directory name ends in X: /srv/appX/… is inside it
+        # kustomizations whose directory names end in X or a space: what is under them
         "srv/appX/kustomization.yaml": "resources: [d.yaml]\n", "srv/appX/d.yaml": DEPLOY,
+        "srv/sp /kustomization.yaml": "resources: [d.yaml]\n", "srv/sp /d.yaml": DEPLOY,
         "srv/app/d.yaml": DEPLOY}
     _, got = found(tmp_path, files)
     assert got.kustomize_roots == ["/srv/app", "/srv/app/https:/github.com/o/r", "/srv/appX",
-                                   "/srv/broken"]
-    assert got.inside_kustomize == {"/srv/app/d.yaml", "/srv/appX/d.yaml"}
+                                   "/srv/broken", "/srv/sp "]
+    assert got.inside_kustomize == {"/srv/app/d.yaml", "/srv/appX/d.yaml", "/srv/sp /d.yaml"}
