@@ -81,15 +81,15 @@ def test_etc_shadows_usr_share_and_a_unit_file_shadows_both(tmp_path: Path) -> N
     files = {f"{ETC}/a.container": unit().replace("/models/m", "/models/etc"),
              f"{USR}/a.container": unit().replace("/models/m", "/models/usr"),
              f"{USR}/b.container": unit().replace("/models/m", "/models/b"),
-             f"{USR}/c.container": unit(), f"{ETC}/d.container": unit()}
+             f"{USR}/0.container": unit(), f"{ETC}/d.container": unit()}
     model = HostModel()
-    model.servers += [_unit_server("c.service", "/etc/systemd/system/c.service"),
+    model.servers += [_unit_server("0.service", "/etc/systemd/system/0.service"),
                       _unit_server("d.service", "/run/systemd/system/d.service")]
     _, _, servers = quadlet(tmp_path, files, model=model)
-    assert sorted(servers) == ["a.service", "b.service"]
+    assert sorted(servers) == ["a.service", "b.service"]  # and the files after 0.container
     assert servers["a.service"].argv[-1] == "/models/etc"
     assert servers["b.service"].path == "/usr/share/containers/systemd/b.container"
-    assert [s.name for s in model.servers] == ["c.service", "d.service"]
+    assert [s.name for s in model.servers] == ["0.service", "d.service"]
 
 
 # systemd.unit(5) "Unit File Load Path": /etc/systemd/system and /run/systemd/system come
@@ -329,3 +329,62 @@ def test_relative_paths_in_volume_and_podman_args(tmp_path: Path) -> None:
                                          service="WorkingDirectory=/srv/llm\n")
     _, _, servers = quadlet(tmp_path / "b", files)
     assert env(servers["llm.service"]) == {"NCCL_ALGO": "Tree"}
+
+
+def test_other_service_keys_are_not_the_clis_environment(tmp_path: Path) -> None:
+    # systemd.service(5): ExecStartPre= runs its own command; it sets nothing for ExecStart=
+    _, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit(
+        "PodmanArgs=--env NCCL_DEBUG\n",
+        service="ExecStartPre=/usr/bin/env NCCL_DEBUG=INFO /bin/true\n")})
+    s = servers["llm.service"]
+    assert env(s) == {}
+    assert not any("NCCL_DEBUG=INFO" in p for p in s.problems)
+
+
+def test_citations_show_the_whole_assignment(tmp_path: Path) -> None:
+    # a value on a continuation line is cited with it (systemd.syntax(7): a trailing
+    # backslash joins the next line); Image= on the file's last line is cited too
+    text = ("[Container]\nEnvironmentHost=yes\n"
+            "[Service]\nEnvironment=NCCL_ALGO=Tree \\\n  NCCL_PROTO=LL128\n"
+            f"[Container]\nImage={IMAGE}")
+    ctx, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": text})
+    s = servers["llm.service"]
+    path = "/etc/containers/systemd/llm.container"
+    assert env(s) == {"NCCL_ALGO": "Tree", "NCCL_PROTO": "LL128"}
+    assert cited(ctx, s.env["NCCL_PROTO"].evidence[0]) == (
+        f"{path}:4", "Environment=NCCL_ALGO=Tree \\\nNCCL_PROTO=LL128")
+    assert cited(ctx, s.argv_evidence[0]) == (f"{path}:7", f"Image={IMAGE}")
+
+
+def test_an_option_not_understood_is_said(tmp_path: Path) -> None:
+    _, model, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit(
+        "PodmanArgs=--frobnicate\n")})
+    assert servers == {}
+    assert any(p.startswith("llm.service (/etc/containers/systemd/llm.container:5): its "
+                            "`podman run` line is not understood (option --frobnicate")
+               for p in model.problems)
+
+
+@pytest.mark.parametrize(("volume", "mounts"), [
+    ("hf-cache:/root/.cache", {}),  # a named volume, not a host path
+    ("./m:/srv/../models:ro", {"/etc/containers/systemd/m": "/srv/../models"}),  # source only
+    ("/models:/models", {"/models": "/models"}),
+])
+def test_volume_sources(tmp_path: Path, volume: str, mounts: dict[str, str]) -> None:
+    _, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit(f"Volume={volume}\n")})
+    assert servers["llm.service"].mounts == mounts
+
+
+def test_without_exec_the_image_runs_its_own_command(tmp_path: Path) -> None:
+    _, _, servers = quadlet(tmp_path, {f"{ETC}/llm.container": unit().replace(
+        "Exec=--model /models/m\n", "")})
+    assert servers["llm.service"].argv == ["vllm", "serve"]
+
+
+def test_an_entrypoint_script_mounted_from_the_host_is_followed(tmp_path: Path) -> None:
+    _, _, servers = quadlet(tmp_path, {
+        f"{ETC}/llm.container": unit("Volume=/srv/llm:/app:ro\nEntrypoint=/app/start.sh\n"),
+        "srv/llm/start.sh": "#!/bin/bash\nexport NCCL_ALGO=Ring\nexec vllm serve \"$@\"\n"})
+    s = servers["llm.service"]
+    assert s.argv == ["vllm", "serve", "--model", "/models/m"]
+    assert env(s) == {"NCCL_ALGO": "Ring"}

@@ -366,7 +366,24 @@ TARGETS.update({
         **{f"out += [f\"{{home}}/{{e['name']}}\" for e in entries.get(\"entries\", {d})":
            "list_dir's answer always holds entries" for d in ("None", "")},
     }),
-    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"]),
+    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"], equivalent={
+        **{f'for p in (got or {{}}).get("paths", {d}):': "the glob of a fixed pattern in a "
+           "fixed directory never fails (an absent directory lists nothing)"
+           for d in ("None", "")},
+        **{f'seen.setdefault(p.rsplit("/", {s}, p)': "the last component of an absolute "
+           "path, however many splits" for s in (")[-1]", "2)[-1]", "1)[+1]")},
+        **{f"for server, install in zip(servers, installs, {s}):": "zip of lists built one "
+           "per element of the other: never of unequal length"
+           for s in ("strict=None", "", "strict=False")},
+        **{f"caller = {{k: Setting({m}value=v, source=path, line=a.line, {o}": "the unit's "
+           "settings are read by their key, source, line and evidence: contain() replaces "
+           "them with the container's, and a line it cannot read leaves no server"
+           for m, o in (("name=None, ", 'origin="unit",'), ("", 'origin="unit",'),
+                        ("name=k, ", "origin=None,"), ("name=k, ", ""),
+                        ("name=k, ", 'origin="XXunitXX",'), ("name=k, ", 'origin="UNIT",'))},
+        'await contain(ctx, server, model, workdir.value if workdir else "XX/XX")': "contain() "
+        "reads a working directory that is not absolute as /",
+    }),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
                                              "tests/test_runtimes_compose_dotenv.py"]),
     # not test_runtimes_k8s_env.py: its 1,500 generated cases per mutant reach load_yaml

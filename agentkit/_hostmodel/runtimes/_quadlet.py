@@ -90,8 +90,13 @@ def _enabled(ctx: RecipeContext, server: Server, install: list[Assignment]) -> N
                          + ": quadlet's generator links it" if wants else
                          "no [Install] WantedBy=, RequiredBy= or UpheldBy=: quadlet's "
                          "generator starts it with nothing")
-    st.enabled_evidence = [ctx.cite("file", f"{a.source}:{a.line}", a.raw.strip(), a.raw)
-                           for a in wants]
+    st.enabled_evidence = [_cite(ctx, a) for a in wants]
+
+
+def _cite(ctx: RecipeContext, a: Assignment) -> str:
+    """The assignment's whole text (its continuation lines too), at its first line."""
+    return ctx.cite("file", f"{a.source}:{a.line}",
+                    "\n".join(ln.strip() for ln in a.raw.split("\n")), a.raw)
 
 
 async def _server(ctx: RecipeContext, model: HostModel, path: str, unit: str
@@ -102,7 +107,7 @@ async def _server(ctx: RecipeContext, model: HostModel, path: str, unit: str
         return None
     try:
         items = parse_unit_text("\n".join(lines), path)
-        argv, image_at = _podman_argv(items, unit, path)
+        got = _podman_argv(items, unit, path)
     except UnitSyntaxError as exc:
         model.problems.append(f"{exc}: the Quadlet unit {unit} is not established")
         return None
@@ -110,27 +115,21 @@ async def _server(ctx: RecipeContext, model: HostModel, path: str, unit: str
         model.problems.append(f"{path}: {exc} in a [Container] value: the Quadlet unit "
                               f"{unit} is not established")
         return None
-    if argv is None:
+    if got is None:
         rootfs = _last([a for a in items if a.section == "Container"], "Rootfs")
         model.problems.append(f"{path}: " + (
             f"runs the root filesystem {rootfs.value} (Rootfs=), not an image: the command of "
             f"{unit} is not established" if rootfs and rootfs.value else
             f"no Image=: quadlet generates no {unit} from it"))
         return None
-    caller: dict[str, Setting] = {}
-    for a in items:
-        if a.section == "Service" and a.key == "Environment":
-            for k, v in split_env_assignments(a.value):
-                text = lines[a.line - 1] if 0 < a.line <= len(lines) else a.raw
-                caller[k] = Setting(name=k, value=v, source=path, line=a.line,
-                                    evidence=[ctx.cite("file", f"{path}:{a.line}",
-                                                       text.strip(), text)],
-                                    origin="unit")
-    text = lines[image_at - 1] if 0 < image_at <= len(lines) else ""
+    argv, image = got
+    caller = {k: Setting(name=k, value=v, source=path, line=a.line, origin="unit",
+                         evidence=[_cite(ctx, a)])
+              for a in items if a.section == "Service" and a.key == "Environment"
+              for k, v in split_env_assignments(a.value)}
     server = Server(name=unit, path=path, files=[path], argv=argv, argv_source=path,
-                    argv_line=image_at,
-                    argv_evidence=[ctx.cite("file", f"{path}:{image_at}", text.strip(), text)],
-                    env=caller, log_argv=journal_argv(unit))
+                    argv_line=image.line, argv_evidence=[_cite(ctx, image)], env=caller,
+                    log_argv=journal_argv(unit))
     server.notes.append(f"a Podman Quadlet unit: systemd's generator makes {unit} from {path}")
     # podman runs in the unit's WorkingDirectory= (systemd.exec(5): / for a system unit)
     workdir = _last([a for a in items if a.section == "Service"], "WorkingDirectory")
@@ -141,15 +140,15 @@ async def _server(ctx: RecipeContext, model: HostModel, path: str, unit: str
 
 
 def _podman_argv(items: list[Assignment], unit: str, path: str
-                 ) -> tuple[list[str] | None, int]:
-    """The ``podman run`` line quadlet writes for this file, and the line of ``Image=``.
+                 ) -> tuple[list[str], Assignment] | None:
+    """The ``podman run`` line quadlet writes for this file, and its ``Image=``.
     Each key is read as quadlet reads it (quadlet.go): a single-valued key by its last line
     (``Image``, ``ContainerName``, ``Entrypoint``, ``EnvironmentHost``, ``Exec``), a list key
     by every line, split into words (``EnvironmentFile``, ``AddDevice``, ``PodmanArgs``)."""
     c = [a for a in items if a.section == "Container"]
     image = _last(c, "Image")
     if image is None or not image.value:
-        return None, 0
+        return None
     name = _last(c, "ContainerName")
     argv = ["podman", "run", "--name",
             name.value if name and name.value else "systemd-" + unit.removesuffix(".service")]
@@ -177,7 +176,7 @@ def _podman_argv(items: list[Assignment], unit: str, path: str
             argv += shlex.split(a.value)
     argv.append(image.value)
     exec_ = _last(c, "Exec")
-    return argv + (shlex.split(exec_.value) if exec_ else []), image.line
+    return argv + (shlex.split(exec_.value) if exec_ else []), image
 
 
 def _last(items: list[Assignment], key: str) -> Assignment | None:
