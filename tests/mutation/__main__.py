@@ -379,7 +379,7 @@ TARGETS.update({
            "settings are read by their key, source, line and evidence: contain() replaces "
            "them with the container's, and a line it cannot read leaves no server"
            for m, o in (("name=None, ", 'origin="unit",'), ("", 'origin="unit",'),
-                        ("name=k, ", "origin=None,"), ("name=k, ", ""),
+                        ("name=k, ", "origin=None,"), ("name=k, ", "evidence=[_cite(ctx, a)])"),
                         ("name=k, ", 'origin="XXunitXX",'), ("name=k, ", 'origin="UNIT",'))},
         'await contain(ctx, server, model, workdir.value if workdir else "XX/XX")': "contain() "
         "reads a working directory that is not absolute as /",
