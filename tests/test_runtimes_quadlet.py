@@ -3,8 +3,9 @@ investigation: each case is a few tool calls, so its mutation target stays fast)
 
 Expected values from podman-systemd.unit(5) and quadlet's own reading of the keys
 (pkg/systemd/quadlet/quadlet.go, pkg/systemd/parser/unitfile.go), written before running:
-- search path, root: /etc/containers/systemd, then /usr/share/containers/systemd; a file in an
-  earlier directory shadows the same name in a later one. ``NAME.container`` generates
+- search path, root: /run/containers/systemd, /etc/containers/systemd, then
+  /usr/share/containers/systemd; a file in an earlier directory shadows the same name in a
+  later one. ``NAME.container`` generates
   ``NAME.service``; an existing unit file of that name is what systemd loads instead.
 - ``Image=`` is the one required key (no Image, no service); ``ContainerName=`` defaults to
   ``systemd-%N`` (``systemd-NAME``), also when empty; single-valued keys (``Image``,
@@ -68,8 +69,9 @@ def test_a_container_file_is_its_service(tmp_path: Path) -> None:
     assert s.log_argv == ["journalctl", "-u", "llm.service", "-n", "2000", "--no-pager"]
     assert (f"a Podman Quadlet unit: systemd's generator makes llm.service from {path}"
             in s.notes)
-    assert model.looked_in == ["Podman Quadlet files (/etc/containers/systemd, "
-                               "/usr/share/containers/systemd/*.container)"]
+    assert model.looked_in == ["Podman Quadlet files (/run/containers/systemd, "
+                               "/etc/containers/systemd, /usr/share/containers/systemd/"
+                               "*.container)"]
 
 
 def _unit_server(name: str, path: str) -> Server:
@@ -78,7 +80,9 @@ def _unit_server(name: str, path: str) -> Server:
 
 
 def test_etc_shadows_usr_share_and_a_unit_file_shadows_both(tmp_path: Path) -> None:
-    files = {f"{ETC}/a.container": unit().replace("/models/m", "/models/etc"),
+    files = {"run/containers/systemd/r.container": unit().replace("/models/m", "/models/run"),
+             f"{ETC}/r.container": unit(),
+             f"{ETC}/a.container": unit().replace("/models/m", "/models/etc"),
              f"{USR}/a.container": unit().replace("/models/m", "/models/usr"),
              f"{USR}/b.container": unit().replace("/models/m", "/models/b"),
              f"{USR}/0.container": unit(), f"{ETC}/d.container": unit()}
@@ -86,8 +90,9 @@ def test_etc_shadows_usr_share_and_a_unit_file_shadows_both(tmp_path: Path) -> N
     model.servers += [_unit_server("0.service", "/etc/systemd/system/0.service"),
                       _unit_server("d.service", "/run/systemd/system/d.service")]
     _, _, servers = quadlet(tmp_path, files, model=model)
-    assert sorted(servers) == ["a.service", "b.service"]  # and the files after 0.container
+    assert sorted(servers) == ["a.service", "b.service", "r.service"]  # after 0.container too
     assert servers["a.service"].argv[-1] == "/models/etc"
+    assert servers["r.service"].argv[-1] == "/models/run"
     assert servers["b.service"].path == "/usr/share/containers/systemd/b.container"
     assert [s.name for s in model.servers] == ["0.service", "d.service"]
 

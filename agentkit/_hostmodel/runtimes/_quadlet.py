@@ -37,7 +37,9 @@ from ._systemd import _states, journal_argv
 if TYPE_CHECKING:
     from ..._sandbox._context import RecipeContext
 
-DIRS = ("/etc/containers/systemd", "/usr/share/containers/systemd")
+# podman-systemd.unit(5), rootful search path, in precedence order: /run's "temporary
+# quadlets", the administrator's, the distribution's
+DIRS = ("/run/containers/systemd", "/etc/containers/systemd", "/usr/share/containers/systemd")
 _YES = ("1", "yes", "true", "on")
 # unit directories systemd reads before the generator's /run/systemd/generator
 # (systemd.unit(5), "Unit File Load Path"): a unit file there hides the generated one
