@@ -352,15 +352,54 @@ TARGETS.update({
         'kind, ident = started_by.get("kind"), str(started_by.get("id") or "XXXX")': "an "
         "empty id matches no server either way: no unit is named XXXX, a container id is hex",
     }),
-    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
-                                                   "tests/test_runtimes_manifests.py"]),
-    # only the podman scenarios reach a quadlet unit
-    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_scenarios.py"]),
+    # not test_runtimes_manifests.py: whole investigations per mutant
+    "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_found.py",
+                                                   "tests/test_runtimes_k8s_direct.py"],
+                           equivalent={
+        **{f"for {each} in zip({xs}, got, {s}):": "zip of lists built one per element of "
+           "the other: never of unequal length" for each, xs in (("place, g", "places"),
+                                                                 ("home, entries", "homes"))
+           for s in ("strict=None", "", "strict=False")},
+        **{f'name = m["path"].rsplit("/", {s}': "the last component of an absolute path, "
+           "however many splits" for s in (")[-1]", "2)[-1]", "1)[+1]")},
+        **{f'for m in g.get("matches", {d}):': "a grep answer always holds matches (a failed "
+           "search is said just above)" for d in ("None", "")},
+        **{line: "the glob of the constant /home/* never fails: an absent, unreadable or "
+                 "linked-out /home lists nothing (tried: absent, a file, a link out of the "
+                 "root, a loop)" for line in (
+            'listing = await ctx.tool("glob", optional=None, pattern="/home/*")',
+            'listing = await ctx.tool("glob", pattern="/home/*")',
+            'listing = await ctx.tool("glob", optional=False, pattern="/home/*")',
+            'homes = ["/root", *(listing or {}).get("paths", None)]',
+            'homes = ["/root", *(listing or {}).get("paths", )]')},
+        **{f"out += [f\"{{home}}/{{e['name']}}\" for e in entries.get(\"entries\", {d})":
+           "list_dir's answer always holds entries" for d in ("None", "")},
+    }),
+    "rt-quadlet": Target(_RT + "_quadlet.py", ["tests/test_runtimes_quadlet.py"], equivalent={
+        **{f'for p in (got or {{}}).get("paths", {d}):': "the glob of a fixed pattern in a "
+           "fixed directory never fails (an absent directory lists nothing)"
+           for d in ("None", "")},
+        **{f'seen.setdefault(p.rsplit("/", {s}, p)': "the last component of an absolute "
+           "path, however many splits" for s in (")[-1]", "2)[-1]", "1)[+1]")},
+        **{f"for server, install in zip(servers, installs, {s}):": "zip of lists built one "
+           "per element of the other: never of unequal length"
+           for s in ("strict=None", "", "strict=False")},
+        **{f"caller = {{k: Setting({m}value=v, source=path, line=a.line, {o}": "the unit's "
+           "settings are read by their key, source, line and evidence: contain() replaces "
+           "them with the container's, and a line it cannot read leaves no server"
+           for m, o in (("name=None, ", 'origin="unit",'), ("", 'origin="unit",'),
+                        ("name=k, ", "origin=None,"), ("name=k, ", "evidence=[_cite(ctx, a)])"),
+                        ("name=k, ", 'origin="XXunitXX",'), ("name=k, ", 'origin="UNIT",'))},
+        'await contain(ctx, server, model, workdir.value if workdir else "XX/XX")': "contain() "
+        "reads a working directory that is not absolute as /",
+    }),
     "rt-interp": Target(_RT + "_interp.py", ["tests/test_runtimes_compose_interp.py",
                                              "tests/test_runtimes_compose_dotenv.py"]),
-    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_parse_limits.py",
-                                         "tests/test_runtimes_k8s_env.py"]),
-    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_manifests.py"]),
+    # not test_runtimes_k8s_env.py: its 1,500 generated cases per mutant reach load_yaml
+    # only to build their input
+    "rt-yaml": Target(_RT + "_yaml.py", ["tests/test_runtimes_yaml.py",
+                                         "tests/test_parse_limits.py"]),
+    "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_given.py"]),
     "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
                          equivalent={
         f'select_current(model, str(ctx.spec.inputs.get("question", {d})))': "without a "

@@ -61,7 +61,10 @@ async def find_manifests(ctx: RecipeContext, model: HostModel, extra: tuple[str,
     found = Found()
     dirs: set[str] = set()
     for place, g in zip(places, got, strict=True):
-        g = g or {}
+        if g is None:  # refused by the file tools (a relative --manifests path, say)
+            model.problems.append(f"Kubernetes manifests: {place} could not be searched: "
+                                  "manifests there are not established")
+            continue
         for m in g.get("matches", []):
             name = m["path"].rsplit("/", 1)[-1]
             if name in KUSTOMIZATIONS:
