@@ -115,7 +115,8 @@ def main() -> None:
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     compiled = compile_package()
-    out = {"compiled_modules": compiled, **processes(a.reps, a.example), "importers_ms": importers(a.example, a.top)}
+    out = {"compiled_modules": compiled, **processes(a.reps, a.example),
+           "importers_ms": importers(a.example, a.top)}
     if a.json:
         print(json.dumps(out))
         return
