@@ -11,10 +11,10 @@ from ._common import add_llm, add_root, default_trace_path, host_from, settings_
 from ._errors import CLIError
 
 if TYPE_CHECKING:
-    from .._config import Settings
     from .._fleet._run import FleetOrchestrator
     from .._orchestrator import Orchestrator
     from .._sandbox._host import Host
+    from .._settings import SettingsValues
     from .._trace import Trace
 
 _MAX_QUESTION = 8000
@@ -132,7 +132,7 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     return trace, live
 
 
-def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: Any,
+def _answer(question: str, settings: SettingsValues, host: Host, trace: Trace, live: Any,
             how: tuple[tuple[Any, Any] | None, bool], started: Callable[[], None]) -> Any:
     """The investigation, its failures said as CLIErrors with their exit codes; ``how`` is
     the fleet (or None) and whether catalog mode is asked for, ``started`` ends the
@@ -176,7 +176,7 @@ def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: A
         raise _model_error(exc, settings) from None
 
 
-def _model_error(exc: Exception, settings: Settings) -> CLIError:
+def _model_error(exc: Exception, settings: SettingsValues) -> CLIError:
     status = getattr(exc, "status", None)
     if status in (401, 403):
         source = settings.api_key_source()
