@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
+from .._codecache import compiled_dataclasses
 from ._errors import EXIT_CODES, CLIError
 
 __all__ = ["main"]
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in words or "--format=json" in words or any(
         a == "--format" and b == "json" for a, b in zip(words, words[1:]))  # noqa: B905,RUF007
-    with _withheld_output():
+    with _withheld_output(), compiled_dataclasses():
         try:
             args = _JsonAwareParser.wrap(_parser(), as_json).parse_args(words)
             return int(args.func(args) or 0)
