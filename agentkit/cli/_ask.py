@@ -66,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, question: str, started: Callable[[], None]) -> int:
     settings = settings_from(args)
     host = host_from(args)
+    from .._sandbox._kernel import probe_early
+
+    probe_early(host.sandbox)  # bubblewrap starts while the answer's modules load
     fleet = None
     if _fleet_asked(args):  # one question, many hosts: see _fleet_cmd
         from ._fleet_cmd import transport_from
