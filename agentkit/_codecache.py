@@ -35,7 +35,7 @@ from ._cachefiles import read, write
 _NAME = hashlib.sha256("\0".join(
     ["dataclass-code", sys.version, sys.implementation.cache_tag or "none",
      importlib.util.MAGIC_NUMBER.hex()]).encode()).hexdigest() + ".dataclasses"
-_MAX = 4000  # texts kept at most: past that, only what the last run used
+_MAX = 1500  # texts kept (~500 per run): past that, only what the last run used
 
 
 def compile_text(source: str) -> types.CodeType:
