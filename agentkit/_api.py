@@ -20,12 +20,12 @@ from ._catalog._load import load_catalog
 from ._catalog._planner import CatalogPlanner
 from ._catalog._recipe import RecipeRunner
 from ._catalog._synth import TemplateSynthesizer
-from ._config import Settings, load_settings
 from ._orchestrator import Limits
 from ._orchestrator import Orchestrator as _Orchestrator
 from ._sandbox._host import Host
 from ._sandbox._sandbox import BUILTIN_TOOLS
 from ._sandbox._tool import Tool
+from ._settings import SettingsValues
 from ._trace import Trace
 from ._types import Answer, Budget
 
@@ -64,6 +64,8 @@ class Orchestrator(_Orchestrator):
         >>> async with Orchestrator.from_env(root="snapshots/gpu-node-07") as orch:
         ...     answer = await orch.investigate("Is NCCL tuned?")  # doctest: +SKIP
         """
+        from ._config import load_settings  # pydantic-settings: not on the CLI's path
+
         settings = load_settings(config_file, overrides)
         settings.task_dirs = [*settings.task_dirs, *map(str, task_dirs)]
         if not isinstance(trace, Trace):
@@ -98,7 +100,7 @@ class Orchestrator(_Orchestrator):
         return FleetOrchestrator(cls.catalog(Host.at("/"), trace=trace), transport, hosts)
 
 
-def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> Model:
+def make_model(settings: SettingsValues, client: httpx.AsyncClient | None = None) -> Model:
     """The configured backend (OpenAI-compatible, or Anthropic Messages)."""
     from ._llm._limiter import RequestLimiter
     from ._llm._openai import OpenAIChatModel
@@ -118,7 +120,7 @@ def make_model(settings: Settings, client: httpx.AsyncClient | None = None) -> M
                            limiter=limiter, stream=settings.stream)
 
 
-def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = None,
+def build_orchestrator(settings: SettingsValues, host: Host, *, trace: Trace | None = None,
                        model: Model | None = None, catalog_only: bool = False,
                        tools: dict[str, Tool] | None = None,
                        http_client: httpx.AsyncClient | None = None) -> Orchestrator:
@@ -130,7 +132,7 @@ def build_orchestrator(settings: Settings, host: Host, *, trace: Trace | None = 
     return orch
 
 
-def _build(settings: Settings, host: Host, trace: Trace | None, model: Model | None,
+def _build(settings: SettingsValues, host: Host, trace: Trace | None, model: Model | None,
            catalog_only: bool, tools: dict[str, Tool] | None,
            http_client: httpx.AsyncClient | None) -> Orchestrator:
     trace = trace or Trace.disabled()

@@ -31,7 +31,9 @@ MAX_GROUPS = 10
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built when first used: a one-host answer never validates these (Answer's own schema
+    # holds the fleet's)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class FleetGroup(_Model):

@@ -24,13 +24,13 @@ from ._sandbox._kernel import in_force
 from ._sandbox._sandbox import BUILTIN_TOOLS, Sandbox, ToolCache
 from ._sandbox._tool import Tool
 from ._sandbox._withheld import run_notes
-from ._stream import RunStream
 from ._trace import Trace
 from ._types import Answer, Plan, SubQuestion, TaskResult, TaskSpec
 
 if TYPE_CHECKING:
     from ._catalog._template import TaskTemplate
     from ._llm._messages import Model
+    from ._stream import RunStream
 
 
 _CUT = "cut by the run deadline"
@@ -145,6 +145,10 @@ class Orchestrator:
         ...     async for event in events:
         ...         print(event.kind)
         """
+        # imported here: the event models load only for a caller that streams (`agentkit
+        # ask` investigates)
+        from ._stream import RunStream
+
         return RunStream(self, question, tasks, limits)
 
     async def investigate(self, question: str, *, tasks: Sequence[str] | None = None,

@@ -24,7 +24,7 @@ DOC = REPO / "docs" / "architecture.md"
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["_version", "_types", "_fleet_model", "_errors", "_bounded", "_resources",
               "_citations", "_render", "_events", "_gc", "_config", "_backend",
-              "_cachefiles", "_regex"]),
+              "_cachefiles", "_regex", "_settings", "_codecache"]),
     ("trace", ["_trace"]),
     ("model client", ["_llm"]),
     ("sandbox", ["_sandbox"]),

@@ -26,7 +26,8 @@ class PlanError(Exception):
 
 
 class _PlannedTask(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # LLM mode only: its validator is built when a plan is first submitted, not at import
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     id: str = ""  # a short name; made valid and unique here, so a model cannot get it wrong
     title: str
     objective: str = ""
@@ -35,7 +36,7 @@ class _PlannedTask(BaseModel):
 
 
 class _PlanSubmission(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     tasks: list[_PlannedTask] = Field(min_length=1)
     subquestions: list[SubQuestion] = Field(default_factory=list)
 

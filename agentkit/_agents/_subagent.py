@@ -26,7 +26,8 @@ SUBMIT = "submit_result"
 class Submission(BaseModel):
     """What a subagent hands in through ``submit_result``."""
 
-    model_config = ConfigDict(extra="forbid")
+    # LLM mode only: its validator is built on the first submission, not at import
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     status: Literal["ok", "partial"]
     summary: str = Field(min_length=1)
     findings: list[Finding] = Field(default_factory=list)

@@ -23,7 +23,9 @@ class TemplateError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built on first validation: the parts (Step, FindingSpec, ...) are only ever validated
+    # inside a TaskTemplate, whose schema holds theirs, so theirs alone are never built
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Triggers(_Strict):

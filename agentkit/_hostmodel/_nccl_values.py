@@ -23,7 +23,6 @@ nccl-env task does not know the server's NCCL release, so these differences are 
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -57,6 +56,8 @@ def known(name: str) -> bool:
 
 def near(name: str) -> str | None:
     """The variable NCCL does read that an unknown name most likely means (a typo)."""
+    import difflib  # only for a name NCCL does not read: not on every start-up
+
     hits = difflib.get_close_matches(name, params()["variables"], n=1, cutoff=0.8)
     return hits[0] if hits else None
 

@@ -28,7 +28,8 @@ _MAX_CAPTURE = 8 << 20
 
 
 class CapturedCommand(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # validated only inside a Manifest, whose schema holds this one's: not built alone
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     argv: list[str]
     stdout: str
     stderr: str | None = None

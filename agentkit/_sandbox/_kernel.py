@@ -31,6 +31,7 @@ import os
 import pwd
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,20 @@ def _probe(bwrap: str) -> str | None:
 
 
 _warned: set[str] = set()
+_early: dict[str, threading.Thread] = {}
+
+
+def probe_early(setting: Setting, bwrap: str | None = None) -> None:
+    """Start the probe :func:`layer` will need in a thread now, for a program that has other
+    work to do meanwhile (the CLI loads its modules while bubblewrap starts); ``layer`` waits
+    for it and gives the same answer and the same warning as without."""
+    bwrap = bwrap or BWRAP
+    if setting == "allowlist" or bwrap in _early:
+        return
+    thread = threading.Thread(target=_probe, args=(bwrap,), daemon=True,
+                              name="agentkit-bwrap-probe")
+    _early[bwrap] = thread
+    thread.start()
 
 
 def layer(setting: Setting, bwrap: str | None = None) -> Layer:
@@ -115,6 +130,9 @@ def layer(setting: Setting, bwrap: str | None = None) -> Layer:
     if setting == "allowlist":
         return Layer("allowlist-only", "the kernel layer is off (sandbox = allowlist)")
     bwrap = bwrap or BWRAP
+    early = _early.get(bwrap)
+    if early is not None:
+        early.join()  # its result is in _probe's cache
     why = _probe(bwrap)
     if why is None:
         return Layer("kernel", f"bubblewrap at {bwrap}: read-only root, no network, "

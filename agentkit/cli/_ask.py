@@ -11,10 +11,10 @@ from ._common import add_llm, add_root, default_trace_path, host_from, settings_
 from ._errors import CLIError
 
 if TYPE_CHECKING:
-    from .._config import Settings
     from .._fleet._run import FleetOrchestrator
     from .._orchestrator import Orchestrator
     from .._sandbox._host import Host
+    from .._settings import SettingsValues
     from .._trace import Trace
 
 _MAX_QUESTION = 8000
@@ -66,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, question: str, started: Callable[[], None]) -> int:
     settings = settings_from(args)
     host = host_from(args)
+    from .._sandbox._kernel import probe_early
+
+    probe_early(host.sandbox)  # bubblewrap starts while the answer's modules load
     fleet = None
     if _fleet_asked(args):  # one question, many hosts: see _fleet_cmd
         from ._fleet_cmd import transport_from
@@ -132,7 +135,7 @@ def _open_trace(trace_path: str, args: argparse.Namespace) -> tuple[Trace, Any]:
     return trace, live
 
 
-def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: Any,
+def _answer(question: str, settings: SettingsValues, host: Host, trace: Trace, live: Any,
             how: tuple[tuple[Any, Any] | None, bool], started: Callable[[], None]) -> Any:
     """The investigation, its failures said as CLIErrors with their exit codes; ``how`` is
     the fleet (or None) and whether catalog mode is asked for, ``started`` ends the
@@ -176,7 +179,7 @@ def _answer(question: str, settings: Settings, host: Host, trace: Trace, live: A
         raise _model_error(exc, settings) from None
 
 
-def _model_error(exc: Exception, settings: Settings) -> CLIError:
+def _model_error(exc: Exception, settings: SettingsValues) -> CLIError:
     status = getattr(exc, "status", None)
     if status in (401, 403):
         source = settings.api_key_source()

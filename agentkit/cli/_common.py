@@ -33,14 +33,16 @@ def add_llm(p: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Any:
-    from .._config import ConfigError, load_settings
+    # the same layers and checks as agentkit.load_settings, without importing
+    # pydantic-settings (tests/test_settings_read.py proves the two equal)
+    from .._settings import ConfigError, read_settings
 
     overrides = {k: getattr(args, k, None) for k in
                  ("base_url", "model", "provider", "api_key_env", "max_tasks", "concurrency")}
     if getattr(args, "tasks_dir", None):
         overrides["task_dirs"] = args.tasks_dir
     try:
-        return load_settings(getattr(args, "config", None), overrides)
+        return read_settings(getattr(args, "config", None), overrides)
     except ConfigError as exc:
         raise CLIError(str(exc)) from None
 

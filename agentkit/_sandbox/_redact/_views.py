@@ -19,7 +19,6 @@ line comes out byte for byte, so a benign ``&amp;`` or a continued command line 
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable
 
@@ -36,6 +35,8 @@ def _continued(line: str) -> bool:
 
 def _reading(line: str) -> str:
     if "&" in line:
+        import html  # its entity table loads only for a line that may hold one
+
         line = html.unescape(line)
     if "\b" in line:
         line = overstrike(line)
