@@ -77,6 +77,13 @@ class FakeRay:
         return Task()
 
     def wait(self, pending: list[Ref], *, num_returns: int, timeout: float) -> Any:
+        # ray.wait's own checks (ray/_private/worker.py): unique refs, 0 < num_returns <= len
+        assert len(set(map(id, pending))) == len(pending)
+        if num_returns <= 0:
+            raise ValueError(f"Invalid number of objects to return {num_returns}.")
+        if num_returns > len(pending):
+            raise ValueError("num_returns cannot be greater than the number of ray_waitables "
+                             "provided to ray.wait.")
         self.timeouts.append(timeout)
         ready = [r for r in pending if r.host in self.answers][:num_returns]
         if not ready:
@@ -92,6 +99,11 @@ class FakeRay:
         if isinstance(answer, BaseException):
             raise answer
         return bytes(answer)
+
+
+def microseconds(wall_s: float) -> bool:
+    """A wall time as every transport records it: seconds to the microsecond."""
+    return round(wall_s, 6) == wall_s and wall_s != round(wall_s)
 
 
 def alive(*ids: str, dead: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -151,7 +163,7 @@ def test_tasks_pending_at_the_deadline_are_cancelled_and_timed_out() -> None:
     assert late == [(h, "timed-out", "no reply within 1.2s (task cancelled)")
                     for h in (N2, N3)]
     assert sorted(fake.cancelled) == [(N2, True), (N3, True)]  # force: a frozen node
-    assert all(1.2 <= o.wall_s < 10 for o in got if o.host != N1)
+    assert all(1.2 <= o.wall_s < 10 and microseconds(o.wall_s) for o in got if o.host != N1)
     assert max(fake.timeouts) <= 0.5 and min(fake.timeouts) < 0.5  # the last wait: what is left
 
 
@@ -170,7 +182,7 @@ def test_a_run_cancelled_from_outside_cancels_its_tasks() -> None:
 
 
 @pytest.mark.parametrize(("exc", "bucket"), [
-    (ray.exceptions.NodeDiedError("node n1 died"), "unreachable"),
+    (ray.exceptions.NodeDiedError("node n1 died " + "y" * 400), "unreachable"),
     (ray.exceptions.WorkerCrashedError(), "unreachable"),
     (ray.exceptions.TaskUnschedulableError("no such node"), "unreachable"),
     (ray.exceptions.TaskCancelledError(), "failed"),
