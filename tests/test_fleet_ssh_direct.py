@@ -340,6 +340,21 @@ def read_both(out: bytes | BaseException, err: bytes | BaseException) -> dict[st
     return anyio.run(go)
 
 
+def test_a_reply_of_exactly_the_cap_leaves_stderr_read_to_the_end(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ssh, "MAX_REPLY", 10)
+
+    async def go() -> dict[str, bytes]:
+        proc = Proc(b"0123456789", b"")
+        proc.stderr = asyncio.StreamReader()
+        proc.stderr.feed_data(b"warn")
+        asyncio.get_running_loop().call_later(0.2, proc.stderr.feed_eof)  # EOF comes later
+        with anyio.fail_after(10):
+            return await _ssh._read_both(proc)
+
+    assert anyio.run(go) == {"out": b"0123456789", "err": b"warn"}
+
+
 def test_a_lost_connection_is_raised_once_and_anything_else_as_it_came() -> None:
     assert read_both(b"o", b"e") == {"out": b"o", "err": b"e"}
     with pytest.raises(ConnectionResetError):  # one reader saw it
