@@ -168,10 +168,29 @@ async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int
     """Run ``command`` with ``data`` on stdin; stdout and stderr read together (they share
     the channel's window: reading one alone can stall the other), each capped."""
     async with conn.create_process(command, encoding=None) as proc:
-        proc.stdin.write(data)
-        proc.stdin.write_eof()
-        got: dict[str, bytes] = {}
+        try:
+            proc.stdin.write(data)
+            proc.stdin.write_eof()
+        except BrokenPipeError:
+            # the command exited (and its channel closed) before taking the batch: a worker
+            # not installed, or refusing; what it said and its exit status, read below, say
+            # why (not a lost connection)
+            pass
+        got = await _read_both(proc)
+        if len(got.get("out", b"")) > MAX_REPLY:
+            return got["out"], got.get("err", b""), None
+        await proc.wait()
+        return got["out"], got["err"], proc.exit_status
 
+
+async def _read_both(proc: Any) -> dict[str, bytes]:
+    """stdout (capped; past the cap, reading stops) and stderr (capped, drained). A
+    connection lost under both readers is raised once, as a lone read raises it, not as a
+    task group's ExceptionGroup, which the caller would take for a bug (a failed host)."""
+    import asyncssh
+
+    got: dict[str, bytes] = {}
+    try:
         async with anyio.create_task_group() as tg:
             async def out() -> None:
                 got["out"] = await _capped(proc.stdout, MAX_REPLY + 1)
@@ -185,10 +204,12 @@ async def _exec(conn: Any, command: str, data: bytes) -> tuple[bytes, bytes, int
 
             tg.start_soon(out)
             tg.start_soon(err)
-        if len(got.get("out", b"")) > MAX_REPLY:
-            return got["out"], got.get("err", b""), None
-        await proc.wait()
-        return got["out"], got["err"], proc.exit_status
+    except ExceptionGroup as group:
+        lost, other = group.split((OSError, asyncssh.Error))
+        if lost is None or other is not None:
+            raise
+        raise lost.exceptions[0] from None
+    return got
 
 
 async def _capped(stream: Any, cap: int, *, drain: bool = False) -> bytes:
