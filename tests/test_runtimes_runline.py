@@ -225,6 +225,42 @@ def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str,
     assert body.get("Entrypoint") == want_ep
 
 
+# Go's strconv.ParseBool (pflag reads `--rm=VALUE` with it): these twelve, any other refused
+_GO_BOOLS = {**dict.fromkeys(["1", "t", "T", "TRUE", "true", "True"], True),
+             **dict.fromkeys(["0", "f", "F", "FALSE", "false", "False"], False)}
+_NOT_BOOLS = ["yes", "no", "fAlSe", "tRUE", "", "2", "on"]
+
+
+def test_a_boolean_options_value_is_read_as_go_reads_it() -> None:
+    for value, want in _GO_BOOLS.items():
+        line = run_line(["podman", "run", f"--env-host={value}", f"--detach={value}", IMAGE])
+        assert line is not None and not line.problem
+        assert (line.flag("env-host"), line.flag("detach")) == (want, want), value
+    for value in _NOT_BOOLS:
+        line = run_line(["docker", "run", f"--rm={value}", IMAGE])
+        assert line is not None and line.problem == \
+            f"--rm={value} is no boolean the CLI reads (it refuses the line)"
+    line = run_line(["docker", "run", "--rm", IMAGE])
+    assert line is not None and line.flag("rm") and not line.flag("detach")
+
+
+def test_boolean_values_match_the_cli(daemon: tuple[str, _Server]) -> None:
+    scratch, server = daemon
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+           "DOCKER_HOST": f"unix://{scratch}/docker.sock", "DOCKER_CLI_HINTS": "false"}
+    for value in [*_GO_BOOLS, *_NOT_BOOLS]:
+        server.created.clear()
+        subprocess.run([DOCKER or "docker", "run", f"--rm={value}", IMAGE], env=env,
+                       capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
+        line = run_line(["docker", "run", f"--rm={value}", IMAGE])
+        assert line is not None
+        if not server.created:  # the CLI refused the value
+            assert line.problem, value
+            continue
+        assert not line.problem and server.created[0]["HostConfig"]["AutoRemove"] == \
+            line.flag("rm"), value
+
+
 def test_compose_up_lines_name_their_files() -> None:
     """`docker compose` reads -f files (relative to the working directory), else the first of
     compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml in the project

@@ -69,6 +69,9 @@ _GLOBAL_VALUE = frozenset({"config", "context", "host", "log-level", "tlscacert"
                            "runtime", "tmpdir", "conmon", "module"})
 _GLOBAL_VALUE_SHORT = frozenset("cHl")
 _GLOBAL_BOOL = frozenset({"debug", "tls", "tlsverify", "remote", "syslog"})
+# What Go's strconv.ParseBool reads (pflag's `--rm=VALUE`); any other value is refused.
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 @dataclass
@@ -90,8 +93,7 @@ class RunLine:
         return got[-1] if got else None
 
     def flag(self, name: str) -> bool:
-        got = self.last(name)
-        return got is not None and got.lower() not in ("false", "0")
+        return self.last(name) in _GO_TRUE
 
 
 def run_line(argv: list[str]) -> RunLine | None:
@@ -146,6 +148,8 @@ def _options(line: RunLine, argv: list[str], i: int) -> None:
 def _long(line: RunLine, argv: list[str], i: int) -> int:
     name, eq, value = argv[i][2:].partition("=")
     if name in _BOOL_LONG:
+        if eq and value not in _GO_TRUE + _GO_FALSE:
+            line.problem = f"--{name}={value} is no boolean the CLI reads (it refuses the line)"
         line.options.append((name, value if eq else "true"))
         return i + 1
     if name not in _VALUE_LONG:
