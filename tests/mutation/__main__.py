@@ -341,7 +341,8 @@ TARGETS.update({
         'ok = len(digits) == 3 and all(d in "XX01234567XX" for d in digits)': "the digits "
         "are [0-9] by _ESCAPE: never an X"}),
     "rt-k8senv": Target(_RT + "_k8senv.py", ["tests/test_runtimes_k8s_env.py"]),
-    "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
+    "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_rununit.py",
+                                               "tests/test_runtimes_runline.py"]),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs.py"]),
     "rt-manifests": Target(_RT + "_manifests.py", ["tests/test_runtimes_k8s_direct.py",
                                                    "tests/test_runtimes_manifests.py"]),
