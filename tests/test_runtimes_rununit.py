@@ -150,6 +150,28 @@ def test_a_bare_e_name_the_unit_lacks_removes_it(tmp_path: Path) -> None:
     assert [n for n in s.notes if "not set" in n] == [said.format(n="OMP_NUM_THREADS")]
 
 
+def test_podman_passes_nothing_for_a_name_it_lacks(tmp_path: Path) -> None:
+    """podman-run(1) --env: a name without a value is set only when podman's own environment
+    has it (the image's value stays otherwise); ``NAME*`` takes every variable that starts
+    with NAME. Docker, above, sends the name bare instead."""
+    _, _, s = contained(tmp_path, ["podman", "run", "--env-file", "/p.env", "-e", "NCCL_PROTO",
+                                   "-e", "OMP_NUM_THREADS", "-e", "NCCL_IB_*", IMAGE],
+                        env={"NCCL_IB_HCA": "mlx5", "NCCL_IB_GID_INDEX": "3", "NCCL_ALGO": "Ring"},
+                        files={"p.env": "NCCL_PROTO=Simple\n"})
+    got = {k: (v.value, v.source, v.origin) for k, v in s.env.items()}
+    assert got == {"NCCL_PROTO": ("Simple", "/p.env", "podman --env-file"),
+                   "NCCL_IB_HCA": ("mlx5", UNIT, "podman run -e, from the unit's NCCL_IB_HCA"),
+                   "NCCL_IB_GID_INDEX": ("3", UNIT,
+                                         "podman run -e, from the unit's NCCL_IB_GID_INDEX")}
+    said = (f"-e {{n}} ({UNIT}:7): {{n}} is not set in the unit's environment, so podman passes "
+            "nothing for it (the image's value, if it has one, stays)")
+    assert s.problems == [said.format(n="NCCL_PROTO"),
+                          "NCCL_ALGO=Ring (/etc/llm.env:3) is in the environment of the "
+                          "`podman` CLI only: `podman run` does not pass it into the container "
+                          "(no -e NCCL_ALGO)"]
+    assert [n for n in s.notes if "not set" in n] == [said.format(n="OMP_NUM_THREADS")]
+
+
 @pytest.mark.parametrize(("value", "quoted"), [
     ("'LL'", True), ('"LL"', True), ('"', False), ("'LL\"", False), ("L'", False),
     ("''", True), ("LL", False)])
@@ -190,6 +212,9 @@ def test_podman_env_host_passes_the_units_environment_below_the_rest(tmp_path: P
     assert got["NCCL_ALGO"][:4] == ("Tree", UNIT, 7, "podman run -e")
     assert got["NCCL_IB_HCA"][:4] == ("mlx5_0", "/p.env", 1, "podman --env-file")
     assert s.problems == [] and s.runtime == "podman"
+    assert s.notes[1] == ("`podman run --env-host`: the image's own ENV is above the unit's "
+                          "environment (podman-run(1) ENVIRONMENT), so a name it sets may not "
+                          "have the unit's value")
 
 
 @pytest.mark.parametrize("flag", ["--env-host=false", "--env-host=0"])

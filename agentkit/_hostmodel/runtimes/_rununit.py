@@ -76,9 +76,25 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
             text = lines[e.line - 1] if 0 < e.line <= len(lines) else e.raw
             entries.append((e, full, ctx.cite("file", f"{full}:{e.line}", text.strip(), text)))
     for value in line.values("env"):
-        entries.append((env_flag(value, caller), "", server.argv_evidence[0]
-                        if server.argv_evidence else ""))
+        entries += [(e, "", server.argv_evidence[0] if server.argv_evidence else "")
+                    for e in _flag_entries(server, line.cli, value, caller, where)]
     _apply(server, line, entries, unit_env, where)
+
+
+def _flag_entries(server: Server, cli: str, value: str, caller: dict[str, str], where: str
+                  ) -> list[EnvEntry]:
+    """One ``-e``: docker sends a name its own environment lacks bare (the daemon removes it
+    from the image's ENV); podman sends nothing for it, and ``NAME*`` takes every variable of
+    its environment that starts with NAME (podman-run(1) --env)."""
+    e = env_flag(value, caller)
+    if cli != "podman" or e.value is not None:
+        return [e]
+    if value.endswith("*"):
+        return [EnvEntry(k, v, raw=value) for k, v in caller.items() if k.startswith(value[:-1])]
+    (server.problems if e.name.startswith("NCCL_") else server.notes).append(
+        f"-e {e.name} ({where}): {e.name} is not set in the unit's environment, so podman "
+        "passes nothing for it (the image's value, if it has one, stays)")
+    return []
 
 
 def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str]],
@@ -116,6 +132,10 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     server.container_name = line.last("name") or ""
     server.notes.append(f"started by systemd ({server.name}): `{line.cli} run` of image "
                         f"{line.image}; the image's own ENV (below these) is not visible here")
+    if line.flag("env-host"):
+        server.notes.append(f"`{line.cli} run --env-host`: the image's own ENV is above the "
+                            "unit's environment (podman-run(1) ENVIRONMENT), so a name it sets "
+                            "may not have the unit's value")
     entry = line.entrypoint
     if entry is None:
         entry, why = image_entrypoint(line.image) if not _engine_first(line.command) else ([], "")
