@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from agentkit._hostmodel.runtimes._runline import (
@@ -173,6 +173,21 @@ def _flag_words(kind: str, name: str, value: str | None) -> list[str]:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=_case())
 def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
+    _matches_the_cli(daemon, case)
+
+
+# The same check on a fixed sample, not shrunk: the mutation target rt-runline runs this one
+# (the 1000 cases above cost minutes per surviving mutant).
+@settings(max_examples=60, deadline=None, derandomize=True,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=_case())
+def test_a_sample_of_docker_run_lines_matches_the_cli(daemon: tuple[str, _Server],
+                                                      case: dict[str, Any]) -> None:
+    _matches_the_cli(daemon, case)
+
+
+def _matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
     scratch, server = daemon
     argv = ["docker", "run"]
     texts = []
@@ -276,6 +291,44 @@ def test_compose_up_lines_name_their_files() -> None:
         "/opt/a/compose.yaml"  # type: ignore[index]
     assert compose_files(["docker", "compose", "down"], "/") is None
     assert compose_files(["docker", "run", "img"], "/") is None
+
+
+_DEFAULTS = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+
+
+@pytest.mark.parametrize(("argv", "workdir", "files"), [
+    # options Compose takes before the subcommand: without a value, or with one (either form)
+    (["docker", "compose", "--verbose", "--dry-run", "-p", "x", "--file", "a.yml", "up"],
+     "/srv", ["/srv/a.yml"]),
+    (["docker", "compose", "--verbose", "-f", "a.yml", "--project-name=x", "up"], "/srv",
+     ["/srv/a.yml"]),
+    (["/usr/local/bin/docker-compose", "--project-directory=/p", "up", "-d"], "/srv",
+     [f"/p/{n}" for n in _DEFAULTS]),
+    (["podman", "compose", "up"], "/srv", [f"/srv/{n}" for n in _DEFAULTS]),
+    # a relative project directory or file is read from the working directory (the CLI's)
+    (["docker", "compose", "--project-directory", "app", "up"], "/", [f"/app/{n}"
+                                                                      for n in _DEFAULTS]),
+    (["docker", "compose", "--project-directory", "app", "up"], "/srv/",
+     [f"/srv/app/{n}" for n in _DEFAULTS]),
+    (["docker", "compose", "-f", "a.yml", "-f", "../b.yml", "up"], "/srv/app/",
+     ["/srv/app/a.yml", "/srv/b.yml"]),
+    (["docker", "compose", "up"], "/", [f"/{n}" for n in _DEFAULTS]),
+    # no `up`: no Compose project is started
+    (["docker", "compose", "--verbose"], "/", None),
+    (["docker", "compose", "-f"], "/", None),
+    (["docker", "compose", "-f", "a.yml"], "/", None),
+    (["docker", "compose"], "/", None),
+    (["echo", "compose", "up"], "/", None),
+    ([], "/", None),
+])
+def test_compose_files_as_compose_reads_its_options(argv: list[str], workdir: str,
+                                                    files: list[str] | None) -> None:
+    """Compose reference ("docker compose"): -f/--file (repeatable), -p/--project-name,
+    --project-directory, --env-file, --profile take a value, as ``--opt value`` or
+    ``--opt=value``; relative paths are from the working directory."""
+    from agentkit._hostmodel.runtimes._runline import compose_files
+
+    assert compose_files(argv, workdir) == files
 
 
 def test_units_running_containers(tmp_path: Path) -> None:

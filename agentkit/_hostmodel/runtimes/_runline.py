@@ -20,6 +20,7 @@ Facts from Docker's reference (``docker container run``, and docker/cli's ``opts
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 CLIS = ("docker", "podman")
@@ -285,7 +286,7 @@ def compose_files(argv: list[str], workdir: str) -> list[str] | None:
             project_dir = value
     if rest[i : i + 1] != ["up"]:
         return None
-    base = project_dir if project_dir.startswith("/") else f"{workdir}/{project_dir}"
-    if files:
-        return [f if f.startswith("/") else f"{workdir.rstrip('/')}/{f}" for f in files]
-    return [f"{base.rstrip('/')}/{n}" for n in COMPOSE_NAMES]
+    # normalized: the Compose runtime finds a unit's files by the paths a glob returns
+    base = posixpath.join(workdir, project_dir)
+    return [posixpath.normpath(posixpath.join(workdir if files else base, f))
+            for f in files or COMPOSE_NAMES]
