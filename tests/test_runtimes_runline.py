@@ -240,6 +240,74 @@ def _matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
     assert body.get("Entrypoint") == want_ep
 
 
+# (words before the image, with SOCK for the oracle's socket; the env the line sends; the
+# container's command). docker --help: -D/--debug, -l/--log-level, -H/--host, --config,
+# --tls* are the CLI's own options before `run`; `docker container run` is `docker run`.
+# pflag: booleans combine (-itd), a value option takes the rest of its word (-eA=1, -e=A=1)
+# or else the next word; `--` ends the options.
+_LINES = [
+    (["--debug", "run"], [], ["/m"]),
+    (["-D", "container", "run"], [], ["/m"]),
+    (["--log-level", "warn", "--debug", "run", "-i"], [], ["/m"]),
+    (["--log-level=warn", "-l", "info", "-lwarn", "run"], [], ["/m"]),
+    (["-H", "SOCK", "run"], [], ["/m"]),
+    (["--host=SOCK", "run", "-d"], [], ["/m"]),
+    (["-HSOCK", "run"], [], ["/m"]),
+    (["run", "-itd", "-eA=1", "-e=B=2", "-ie", "C=3", "-tieD=4"], ["A=1", "B=2", "C=3", "D=4"],
+     ["/m"]),
+    (["run", "-u1000", "-w", "/w", "-e", "A", "--"], ["A"], ["/m"]),
+    (["run", "--env", "A=1", "--env=B=2", "--rm=false"], ["A=1", "B=2"], ["/m"]),
+]
+
+
+@pytest.mark.parametrize(("before", "env", "command"), _LINES)
+def test_options_before_the_image(before: list[str], env: list[str], command: list[str]
+                                  ) -> None:
+    line = run_line(["docker", *[w.replace("SOCK", "unix:///s") for w in before], IMAGE,
+                     *command])
+    assert line is not None and not line.problem, line
+    assert (line.image, line.command, line.values("env")) == (IMAGE, command, env)
+
+
+@pytest.mark.parametrize(("before", "env", "command"), _LINES)
+def test_options_before_the_image_as_the_cli_reads_them(
+        daemon: tuple[str, _Server], before: list[str], env: list[str], command: list[str]
+        ) -> None:
+    scratch, server = daemon
+    server.created.clear()
+    words = [w.replace("SOCK", f"unix://{scratch}/docker.sock") for w in before]
+    done = subprocess.run([DOCKER or "docker", *words, IMAGE, *command], capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL, env={
+                              "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+                              "DOCKER_HOST": f"unix://{scratch}/docker.sock"})
+    assert server.created, done.stderr
+    body = server.created[0]
+    assert (body["Image"], body.get("Cmd") or [], sorted(body.get("Env") or [])) == (
+        IMAGE, command, env)
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["docker", "run", "-e"], "-e has no value"),
+    (["docker", "run", "--name"], "--name has no value"),
+    (["docker", "run", "-x", IMAGE], "option -x is not one this reading knows"),
+    (["docker", "run", "-ix", IMAGE], "option -x is not one this reading knows"),
+    (["docker", "run", "--rm"], "no image after the options"),
+    (["docker", "run"], "no image after the options"),
+])
+def test_lines_the_cli_refuses_are_not_understood(argv: list[str], problem: str) -> None:
+    line = run_line(argv)
+    assert line is not None and line.problem == problem
+    assert (line.image, line.command) == ("", [])
+
+
+@pytest.mark.parametrize("argv", [
+    ["docker", "--frob", "run", IMAGE], ["docker", "-x", "run", IMAGE], ["docker", "ps"],
+    ["docker", "container", "ls"], ["docker"], ["docker", "--debug"], ["/usr/bin/dockerd"],
+    [], ["nerdctl", "run", IMAGE], ["docker", "--log-level"]])
+def test_no_run_line(argv: list[str]) -> None:
+    assert run_line(argv) is None
+
+
 # Go's strconv.ParseBool (pflag reads `--rm=VALUE` with it): these twelve, any other refused
 _GO_BOOLS = {**dict.fromkeys(["1", "t", "T", "TRUE", "true", "True"], True),
              **dict.fromkeys(["0", "f", "F", "FALSE", "false", "False"], False)}
