@@ -56,6 +56,39 @@ def test_env_file_name_with_space_is_an_error() -> None:
     assert parse_env_file("=x\n", {})[1].startswith("no variable name")
 
 
+# docker/cli pkg/kvfile: lines split as bufio.ScanLines does (one trailing \r dropped, the last
+# line read without its newline), a UTF-8 BOM dropped from the first line only, Go's
+# unicode.IsSpace trimmed from the start (U+001C is no space to Go, though it is to Python).
+_FILES = [
+    ("A=1", ["A=1"]),
+    ("A=1\r\nB=2\r\n", ["A=1", "B=2"]),
+    ("\ufeffA=1\n\ufeffB=2\n", ["A=1", "\ufeffB=2"]),
+    ("\x1cA=1\n\u00a0\u3000B=2\n", ["\x1cA=1", "B=2"]),
+    ("A\tB=1\n", None),
+]
+
+
+@pytest.mark.parametrize(("text", "env"), _FILES)
+def test_env_file_lines_as_kvfile_splits_them(text: str, env: list[str] | None) -> None:
+    got, error = parse_env_file(text, {})
+    assert ([f"{e.name}={e.value}" for e in got] if not error else None) == env
+    assert [e.line for e in got] == list(range(1, len(got) + 1))
+
+
+@pytest.mark.parametrize(("text", "env"), _FILES)
+def test_env_file_lines_as_the_cli_splits_them(daemon: tuple[str, _Server], text: str,
+                                               env: list[str] | None) -> None:
+    scratch, server = daemon
+    server.created.clear()
+    with open(f"{scratch}/k.env", "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    subprocess.run([DOCKER or "docker", "run", "--env-file", f"{scratch}/k.env", IMAGE],
+                   capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False, env={
+                       "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+                       "DOCKER_HOST": f"unix://{scratch}/docker.sock"})
+    assert (server.created[0].get("Env") if server.created else None) == env
+
+
 def test_e_flag_wins_over_env_file_and_bare_name_removes() -> None:
     entries, _ = parse_env_file("NCCL_PROTO=Simple\nNCCL_ALGO=Ring\n", {})
     entries += [env_flag("NCCL_PROTO=LL", {}), env_flag("NCCL_ALGO", {})]
@@ -381,6 +414,9 @@ _DEFAULTS = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compo
     (["docker", "compose", "-f", "a.yml", "-f", "../b.yml", "up"], "/srv/app/",
      ["/srv/app/a.yml", "/srv/b.yml"]),
     (["docker", "compose", "up"], "/", [f"/{n}" for n in _DEFAULTS]),
+    # -f is from the working directory even with --project-directory (compose-go #145, #147)
+    (["docker", "compose", "--project-directory", "/p", "-f", "a.yml", "up"], "/srv",
+     ["/srv/a.yml"]),
     # no `up`: no Compose project is started
     (["docker", "compose", "--verbose"], "/", None),
     (["docker", "compose", "-f"], "/", None),
