@@ -112,10 +112,12 @@ def test_env_files_then_e_flags_the_last_wins(tmp_path: Path) -> None:
     assert s.problems == []
 
 
+@pytest.mark.parametrize("workdir", ["relative", "X/srv", "-"])
 def test_a_relative_env_file_without_an_absolute_working_directory_opens_from_root(
-        tmp_path: Path) -> None:
+        tmp_path: Path, workdir: str) -> None:
     _, _, s = contained(tmp_path, run("--env-file", "x.env", IMAGE),
-                        files={"x.env": "NCCL_PROTO=LL\n"}, workdir="relative")
+                        files={"x.env": "NCCL_PROTO=LL\n", "srv/x.env": "NCCL_PROTO=S\n"},
+                        workdir=workdir)
     assert s.env["NCCL_PROTO"].source == "/x.env"
 
 
@@ -156,7 +158,8 @@ def test_podman_passes_nothing_for_a_name_it_lacks(tmp_path: Path) -> None:
     with NAME. Docker, above, sends the name bare instead."""
     _, _, s = contained(tmp_path, ["podman", "run", "--env-file", "/p.env", "-e", "NCCL_PROTO",
                                    "-e", "OMP_NUM_THREADS", "-e", "NCCL_IB_*", IMAGE],
-                        env={"NCCL_IB_HCA": "mlx5", "NCCL_IB_GID_INDEX": "3", "NCCL_ALGO": "Ring"},
+                        env={"NCCL_IB_HCA": "mlx5", "NCCL_IB_GID_INDEX": "3", "NCCL_ALGO": "Ring",
+                             "NCCL_IBEXT_DISABLE": "1"},
                         files={"p.env": "NCCL_PROTO=Simple\n"})
     got = {k: (v.value, v.source, v.origin) for k, v in s.env.items()}
     assert got == {"NCCL_PROTO": ("Simple", "/p.env", "podman --env-file"),
@@ -165,16 +168,16 @@ def test_podman_passes_nothing_for_a_name_it_lacks(tmp_path: Path) -> None:
                                          "podman run -e, from the unit's NCCL_IB_GID_INDEX")}
     said = (f"-e {{n}} ({UNIT}:7): {{n}} is not set in the unit's environment, so podman passes "
             "nothing for it (the image's value, if it has one, stays)")
-    assert s.problems == [said.format(n="NCCL_PROTO"),
-                          "NCCL_ALGO=Ring (/etc/llm.env:3) is in the environment of the "
-                          "`podman` CLI only: `podman run` does not pass it into the container "
-                          "(no -e NCCL_ALGO)"]
+    assert s.problems == [said.format(n="NCCL_PROTO"), *(
+        f"{n}={v} (/etc/llm.env:{line}) is in the environment of the `podman` CLI only: "
+        f"`podman run` does not pass it into the container (no -e {n})"
+        for n, v, line in (("NCCL_ALGO", "Ring", 3), ("NCCL_IBEXT_DISABLE", "1", 4)))]
     assert [n for n in s.notes if "not set" in n] == [said.format(n="OMP_NUM_THREADS")]
 
 
 @pytest.mark.parametrize(("value", "quoted"), [
     ("'LL'", True), ('"LL"', True), ('"', False), ("'LL\"", False), ("L'", False),
-    ("''", True), ("LL", False)])
+    ("''", True), ("LL", False), ("XLLX", False)])
 def test_quotes_in_an_env_file_are_kept_and_said_for_nccl(
         tmp_path: Path, value: str, quoted: bool) -> None:
     _, _, s = contained(tmp_path, run("--env-file", "/n.env", "-e", f"NCCL_ALGO={value}",
@@ -187,9 +190,11 @@ def test_quotes_in_an_env_file_are_kept_and_said_for_nccl(
 
 
 def test_an_unreadable_env_file_is_said(tmp_path: Path) -> None:
-    _, _, s = contained(tmp_path, run("--env-file", "/missing.env", "-e", "A=1", IMAGE))
-    assert s.problems == [f"{UNIT}:7: --env-file /missing.env could not be read: `docker run` "
-                          "fails without it, and the container's variables are not established"]
+    _, _, s = contained(tmp_path, run("--env-file", "/missing.env", "--env-file", "/gone.env",
+                                      "-e", "A=1", IMAGE))
+    assert s.problems == [f"{UNIT}:7: --env-file /{n}.env could not be read: `docker run` "
+                          "fails without it, and the container's variables are not established"
+                          for n in ("missing", "gone")]  # each file that fails is named
     assert s.env["A"].value == "1"
 
 
@@ -215,6 +220,14 @@ def test_podman_env_host_passes_the_units_environment_below_the_rest(tmp_path: P
     assert s.notes[1] == ("`podman run --env-host`: the image's own ENV is above the unit's "
                           "environment (podman-run(1) ENVIRONMENT), so a name it sets may not "
                           "have the unit's value")
+
+
+def test_a_quoted_value_from_env_host_is_no_env_file_quote(tmp_path: Path) -> None:
+    """Quotes left in a unit's Environment= value are the value's own (systemd.exec(5) took
+    the syntactic ones off): --env-host passes them as they are, no env file is involved."""
+    _, _, s = contained(tmp_path, ["podman", "run", "--env-host", IMAGE],
+                        env={"NCCL_PROTO": "'LL'"})
+    assert s.env["NCCL_PROTO"].value == "'LL'" and s.problems == []
 
 
 @pytest.mark.parametrize("flag", ["--env-host=false", "--env-host=0"])
@@ -250,9 +263,10 @@ def test_the_containers_command(tmp_path: Path, options: list[str], image: str,
                                 command: list[str], argv: list[str], note: str | None) -> None:
     _, _, s = contained(tmp_path, run("--rm", *options, image, *command))
     assert s.argv == argv
-    assert s.notes[0] == (f"started by systemd (llm.service): `docker run` of image {image}; "
-                          "the image's own ENV (below these) is not visible here")
-    assert [n for n in s.notes if n.startswith("no command")] == ([note] if note else [])
+    assert s.notes == [f"started by systemd (llm.service): `docker run` of image {image}; the "
+                       "image's own ENV (below these) is not visible here",
+                       *([note] if note else []),
+                       "IPC mode private, /dev/shm 64m (Docker default)"]
 
 
 @pytest.mark.parametrize(("words", "name", "logs"), [
@@ -278,11 +292,11 @@ def test_mounts_gpus_ipc_and_shm(tmp_path: Path) -> None:
         "--mount", "type=bind,source=/c,destination=/cc,readonly",
         "--mount", "source=vol,target=/v", "--mount", "type=volume,src=/d,dst=/cd",
         "--mount", "type=tmpfs,target=/t", "--mount", "type=bind,source=/e",
-        "--mount", "type=bind,target=/f",
+        "--mount", "type=bind,target=/f", "--mount", "type=bind,source=/g=1,target=/cg",
         "--device", "/dev/nvidia0", "--device=/dev/fuse", "--device", "/dev/nvidiactl",
         "--ipc=host", "--shm-size", "16g", IMAGE))
     assert s.mounts == {"/data/models": "/models", "/etc/nccl.conf": "/etc/nccl.conf",
-                        "/a": "/ca", "/b": "/cb", "/c": "/cc"}
+                        "/a": "/ca", "/b": "/cb", "/c": "/cc", "/g=1": "/cg"}
     assert s.gpus == "/dev/nvidia0; /dev/nvidiactl"
     assert s.notes[-1] == "IPC mode host, /dev/shm 16g"
 
@@ -319,19 +333,19 @@ def _pair(unit_env: dict[str, str], running_env: dict[str, str], same_argv: bool
 
 def test_adopt_names_each_nccl_difference_in_name_order(tmp_path: Path) -> None:
     unit, running = _pair({"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL", "NCCL_DEBUG": "INFO",
-                           "NCCL_SAME": "1", "PATH": "/a"},
-                          {"NCCL_PROTO": "Simple", "NCCL_IB_HCA": "mlx5", "NCCL_SAME": "1",
+                           "NCCL_SOCKET_IFNAME": "eth0", "PATH": "/a"},
+                          {"NCCL_PROTO": "Simple", "NCCL_IB_HCA": "mlx5", "NCCL_ALGO": "Ring",
                            "NCCL_DEBUG": "WARN", "PATH": "/b"})
     adopt(unit, running)
     assert unit.problems == [
-        f"NCCL_ALGO: the running container llm has it unset ($ docker inspect llm), while "
-        f"llm.service's `docker run` line declares 'Ring' ({UNIT}:3); the line's value takes "
-        "effect only when systemd starts the unit again",
         "NCCL_IB_HCA=mlx5 is in the running container llm but not on llm.service's `docker "
         "run` line (the image sets it, or the line changed since): it is in effect now",
         f"NCCL_PROTO: the running container llm has 'Simple' ($ docker inspect llm), while "
         f"llm.service's `docker run` line declares 'LL' ({UNIT}:3); the line's value takes "
-        "effect only when systemd starts the unit again"]
+        "effect only when systemd starts the unit again",
+        f"NCCL_SOCKET_IFNAME: the running container llm has it unset ($ docker inspect llm), "
+        f"while llm.service's `docker run` line declares 'eth0' ({UNIT}:3); the line's value "
+        "takes effect only when systemd starts the unit again"]
     assert unit.env is running.env
 
 

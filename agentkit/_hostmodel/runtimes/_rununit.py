@@ -72,8 +72,8 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
         if error:
             server.problems.append(f"{full}: {error}: `{line.cli} run` refuses this env file "
                                    "(the container does not start)")
-        for e in got:
-            text = lines[e.line - 1] if 0 < e.line <= len(lines) else e.raw
+        for e in got:  # its lines are numbered as `lines` is: each is there
+            text = lines[e.line - 1]
             entries.append((e, full, ctx.cite("file", f"{full}:{e.line}", text.strip(), text)))
     for value in line.values("env"):
         entries += [(e, "", server.argv_evidence[0] if server.argv_evidence else "")
@@ -104,6 +104,7 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     server.env = {}
     for name, e in final.items():
         file, ev = evidence[id(e)]
+        from_file = bool(file) and not file.startswith("host:")  # an env file's own line
         if e.value is None:
             said = server.problems if name.startswith("NCCL_") else server.notes
             said.append(f"-e {name} ({where}): {name} is not set in the unit's environment, "
@@ -118,7 +119,7 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
                                    line=e.line if file else server.argv_line, evidence=[ev],
                                    origin=origin)
         quoted = len(e.value) >= 2 and e.value[0] == e.value[-1] and e.value[0] in "'\""
-        if file and not file.startswith("host:") and quoted and name.startswith("NCCL_"):
+        if from_file and quoted and name.startswith("NCCL_"):
             server.problems.append(
                 f"{name}={e.value} ({file}:{e.line}): `{line.cli} run --env-file` keeps quotes "
                 f"(no shell parsing), so the process gets the quote characters too; write "
@@ -182,20 +183,19 @@ def adopt(unit: Server, inspected: Server) -> None:
         if not name.startswith("NCCL_") or name in NOT_TUNING:
             continue
         said, now = unit.env.get(name), inspected.env.get(name)
-        if said is not None and now is not None and said.value == now.value:
-            continue
-        if said is None and now is not None:
+        if said is None:  # the name is in one of the two: the container's
             unit.problems.append(
-                f"{name}={now.value} is in the running container {inspected.name} but not on "
-                f"{unit.name}'s `{unit.runtime} run` line (the image sets it, or the line "
-                "changed since): it is in effect now")
+                f"{name}={inspected.env[name].value} is in the running container "
+                f"{inspected.name} but not on {unit.name}'s `{unit.runtime} run` line (the image "
+                "sets it, or the line changed since): it is in effect now")
+            continue
+        if now is not None and said.value == now.value:
             continue
         unit.problems.append(
             f"{name}: the running container {inspected.name} has "
             f"{'it unset' if now is None else repr(now.value)} ({inspected.path}), while "
-            f"{unit.name}'s `{unit.runtime} run` line declares "
-            f"{f'{said.value!r} ({said.where})' if said else 'nothing'}; the line's value "
-            "takes effect only when systemd starts the unit again")
+            f"{unit.name}'s `{unit.runtime} run` line declares {said.value!r} ({said.where}); "
+            "the line's value takes effect only when systemd starts the unit again")
     if inspected.argv != unit.argv:
         unit.problems.append(f"the running container {inspected.name} runs "
                              f"`{' '.join(inspected.argv)}`, not what {unit.name}'s line now "
