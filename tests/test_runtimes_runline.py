@@ -319,12 +319,23 @@ def test_options_before_the_image_as_the_cli_reads_them(
         IMAGE, command, env)
 
 
+def test_a_short_global_option_takes_the_rest_of_its_word() -> None:
+    """pflag: ``-lw`` is ``-l w`` (the CLI then refuses the level ``w`` when it starts, which
+    is no part of reading the line)."""
+    line = run_line(["docker", "-lw", "run", IMAGE, "x"])
+    assert line is not None and (line.image, line.command) == (IMAGE, ["x"])
+
+
 @pytest.mark.parametrize(("argv", "problem"), [
     (["docker", "run", "-e"], "-e has no value"),
     (["docker", "run", "--name"], "--name has no value"),
     (["docker", "run", "-x", IMAGE], "option -x is not one this reading knows"),
     (["docker", "run", "-ix", IMAGE], "option -x is not one this reading knows"),
     (["docker", "run", "--rm"], "no image after the options"),
+    (["docker", "run", "--name", "x"], "no image after the options"),
+    (["docker", "run", "-e", "A=1"], "no image after the options"),
+    (["docker", "run", "--rm=yes", "--frob", IMAGE], "--rm=yes is no boolean the CLI reads "
+     "(it refuses the line)"),
     (["docker", "run"], "no image after the options"),
 ])
 def test_lines_the_cli_refuses_are_not_understood(argv: list[str], problem: str) -> None:
@@ -336,7 +347,8 @@ def test_lines_the_cli_refuses_are_not_understood(argv: list[str], problem: str)
 @pytest.mark.parametrize("argv", [
     ["docker", "--frob", "run", IMAGE], ["docker", "-x", "run", IMAGE], ["docker", "ps"],
     ["docker", "container", "ls"], ["docker"], ["docker", "--debug"], ["/usr/bin/dockerd"],
-    [], ["nerdctl", "run", IMAGE], ["docker", "--log-level"]])
+    [], ["nerdctl", "run", IMAGE], ["docker", "--log-level"], ["docker", "--Xdebug", "run", IMAGE],
+    ["docker", "--frob", "x", "run", IMAGE], ["docker", "-x", "y", "run", IMAGE]])
 def test_no_run_line(argv: list[str]) -> None:
     assert run_line(argv) is None
 

@@ -126,6 +126,10 @@ def _skip_globals(argv: list[str], i: int) -> int | None:
     return i
 
 
+class _NotUnderstood(Exception):
+    """A word of the line this reading does not understand: the reading stops there."""
+
+
 def _options(line: RunLine, argv: list[str], i: int) -> None:
     while i < len(argv):
         a = argv[i]
@@ -134,8 +138,10 @@ def _options(line: RunLine, argv: list[str], i: int) -> None:
             break
         if not a.startswith("-") or a == "-":
             break
-        i = _long(line, argv, i) if a.startswith("--") else _short(line, argv, i)
-        if line.problem:
+        try:
+            i = _long(line, argv, i) if a.startswith("--") else _short(line, argv, i)
+        except _NotUnderstood as e:
+            line.problem = str(e)
             return
     if i >= len(argv):
         line.problem = "no image after the options"
@@ -150,18 +156,17 @@ def _long(line: RunLine, argv: list[str], i: int) -> int:
     name, eq, value = argv[i][2:].partition("=")
     if name in _BOOL_LONG:
         if eq and value not in _GO_TRUE + _GO_FALSE:
-            line.problem = f"--{name}={value} is no boolean the CLI reads (it refuses the line)"
+            raise _NotUnderstood(f"--{name}={value} is no boolean the CLI reads (it refuses the "
+                                 "line)")
         line.options.append((name, value if eq else "true"))
         return i + 1
     if name not in _VALUE_LONG:
-        line.problem = f"option --{name} is not one this reading knows"
-        return i + 1
+        raise _NotUnderstood(f"option --{name} is not one this reading knows")
     if eq:
         line.options.append((name, value))
         return i + 1
     if i + 1 >= len(argv):
-        line.problem = f"--{name} has no value"
-        return i + 1
+        raise _NotUnderstood(f"--{name} has no value")
     line.options.append((name, argv[i + 1]))
     return i + 2
 
@@ -175,15 +180,13 @@ def _short(line: RunLine, argv: list[str], i: int) -> int:
             line.options.append((_SHORT_NAMES[ch], "true"))
             continue
         if ch not in _VALUE_SHORT:
-            line.problem = f"option -{ch} is not one this reading knows"
-            return i + 1
+            raise _NotUnderstood(f"option -{ch} is not one this reading knows")
         rest = word[k + 1 :]
         if rest:
             line.options.append((_SHORT_NAMES[ch], rest.removeprefix("=")))
             return i + 1
         if i + 1 >= len(argv):
-            line.problem = f"-{ch} has no value"
-            return i + 1
+            raise _NotUnderstood(f"-{ch} has no value")
         line.options.append((_SHORT_NAMES[ch], argv[i + 1]))
         return i + 2
     return i + 1
