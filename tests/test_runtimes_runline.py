@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from agentkit._hostmodel.runtimes._runline import (
@@ -54,6 +54,39 @@ def test_env_file_name_with_space_is_an_error() -> None:
     assert parse_env_file("NCCL_PROTO =LL\n", {})[1] == \
         "variable 'NCCL_PROTO ' contains whitespaces"
     assert parse_env_file("=x\n", {})[1].startswith("no variable name")
+
+
+# docker/cli pkg/kvfile: lines split as bufio.ScanLines does (one trailing \r dropped, the last
+# line read without its newline), a UTF-8 BOM dropped from the first line only, Go's
+# unicode.IsSpace trimmed from the start (U+001C is no space to Go, though it is to Python).
+_FILES = [
+    ("A=1", ["A=1"]),
+    ("A=1\r\nB=2\r\n", ["A=1", "B=2"]),
+    ("\ufeffA=1\n\ufeffB=2\n", ["A=1", "\ufeffB=2"]),
+    ("\x1cA=1\n\u00a0\u3000B=2\n", ["\x1cA=1", "B=2"]),
+    ("A\tB=1\n", None),
+]
+
+
+@pytest.mark.parametrize(("text", "env"), _FILES)
+def test_env_file_lines_as_kvfile_splits_them(text: str, env: list[str] | None) -> None:
+    got, error = parse_env_file(text, {})
+    assert ([f"{e.name}={e.value}" for e in got] if not error else None) == env
+    assert [e.line for e in got] == list(range(1, len(got) + 1))
+
+
+@pytest.mark.parametrize(("text", "env"), _FILES)
+def test_env_file_lines_as_the_cli_splits_them(daemon: tuple[str, _Server], text: str,
+                                               env: list[str] | None) -> None:
+    scratch, server = daemon
+    server.created.clear()
+    with open(f"{scratch}/k.env", "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    subprocess.run([DOCKER or "docker", "run", "--env-file", f"{scratch}/k.env", IMAGE],
+                   capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False, env={
+                       "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+                       "DOCKER_HOST": f"unix://{scratch}/docker.sock"})
+    assert (server.created[0].get("Env") if server.created else None) == env
 
 
 def test_e_flag_wins_over_env_file_and_bare_name_removes() -> None:
@@ -173,6 +206,21 @@ def _flag_words(kind: str, name: str, value: str | None) -> list[str]:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=_case())
 def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
+    _matches_the_cli(daemon, case)
+
+
+# The same check on a fixed sample, not shrunk: the mutation target rt-runline runs this one
+# (the 1000 cases above cost minutes per surviving mutant).
+@settings(max_examples=60, deadline=None, derandomize=True,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=_case())
+def test_a_sample_of_docker_run_lines_matches_the_cli(daemon: tuple[str, _Server],
+                                                      case: dict[str, Any]) -> None:
+    _matches_the_cli(daemon, case)
+
+
+def _matches_the_cli(daemon: tuple[str, _Server], case: dict[str, Any]) -> None:
     scratch, server = daemon
     argv = ["docker", "run"]
     texts = []
@@ -225,6 +273,122 @@ def test_docker_run_matches_the_cli(daemon: tuple[str, _Server], case: dict[str,
     assert body.get("Entrypoint") == want_ep
 
 
+# (words before the image, with SOCK for the oracle's socket; the env the line sends; the
+# container's command). docker --help: -D/--debug, -l/--log-level, -H/--host, --config,
+# --tls* are the CLI's own options before `run`; `docker container run` is `docker run`.
+# pflag: booleans combine (-itd), a value option takes the rest of its word (-eA=1, -e=A=1)
+# or else the next word; `--` ends the options.
+_LINES = [
+    (["--debug", "run"], [], ["/m"]),
+    (["-D", "container", "run"], [], ["/m"]),
+    (["--log-level", "warn", "--debug", "run", "-i"], [], ["/m"]),
+    (["--log-level=warn", "-l", "info", "-lwarn", "run"], [], ["/m"]),
+    (["-H", "SOCK", "run"], [], ["/m"]),
+    (["--host=SOCK", "run", "-d"], [], ["/m"]),
+    (["-HSOCK", "run"], [], ["/m"]),
+    (["run", "-itd", "-eA=1", "-e=B=2", "-ie", "C=3", "-tieD=4"], ["A=1", "B=2", "C=3", "D=4"],
+     ["/m"]),
+    (["run", "-u1000", "-w", "/w", "-e", "A", "--"], ["A"], ["/m"]),
+    (["run", "--env", "A=1", "--env=B=2", "--rm=false"], ["A=1", "B=2"], ["/m"]),
+]
+
+
+@pytest.mark.parametrize(("before", "env", "command"), _LINES)
+def test_options_before_the_image(before: list[str], env: list[str], command: list[str]
+                                  ) -> None:
+    line = run_line(["docker", *[w.replace("SOCK", "unix:///s") for w in before], IMAGE,
+                     *command])
+    assert line is not None and not line.problem, line
+    assert (line.image, line.command, line.values("env")) == (IMAGE, command, env)
+
+
+@pytest.mark.parametrize(("before", "env", "command"), _LINES)
+def test_options_before_the_image_as_the_cli_reads_them(
+        daemon: tuple[str, _Server], before: list[str], env: list[str], command: list[str]
+        ) -> None:
+    scratch, server = daemon
+    server.created.clear()
+    words = [w.replace("SOCK", f"unix://{scratch}/docker.sock") for w in before]
+    done = subprocess.run([DOCKER or "docker", *words, IMAGE, *command], capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL, env={
+                              "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+                              "DOCKER_HOST": f"unix://{scratch}/docker.sock"})
+    assert server.created, done.stderr
+    body = server.created[0]
+    assert (body["Image"], body.get("Cmd") or [], sorted(body.get("Env") or [])) == (
+        IMAGE, command, env)
+
+
+def test_a_short_global_option_takes_the_rest_of_its_word() -> None:
+    """pflag: ``-lw`` is ``-l w`` (the CLI then refuses the level ``w`` when it starts, which
+    is no part of reading the line)."""
+    line = run_line(["docker", "-lw", "run", IMAGE, "x"])
+    assert line is not None and (line.image, line.command) == (IMAGE, ["x"])
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["docker", "run", "-e"], "-e has no value"),
+    (["docker", "run", "--name"], "--name has no value"),
+    (["docker", "run", "-x", IMAGE], "option -x is not one this reading knows"),
+    (["docker", "run", "-ix", IMAGE], "option -x is not one this reading knows"),
+    (["docker", "run", "--rm"], "no image after the options"),
+    (["docker", "run", "--name", "x"], "no image after the options"),
+    (["docker", "run", "-e", "A=1"], "no image after the options"),
+    (["docker", "run", "--rm=yes", "--frob", IMAGE], "--rm=yes is no boolean the CLI reads "
+     "(it refuses the line)"),
+    (["docker", "run"], "no image after the options"),
+])
+def test_lines_the_cli_refuses_are_not_understood(argv: list[str], problem: str) -> None:
+    line = run_line(argv)
+    assert line is not None and line.problem == problem
+    assert (line.image, line.command) == ("", [])
+
+
+@pytest.mark.parametrize("argv", [
+    ["docker", "--frob", "run", IMAGE], ["docker", "-x", "run", IMAGE], ["docker", "ps"],
+    ["docker", "container", "ls"], ["docker"], ["docker", "--debug"], ["/usr/bin/dockerd"],
+    [], ["nerdctl", "run", IMAGE], ["docker", "--log-level"], ["docker", "--Xdebug", "run", IMAGE],
+    ["docker", "--frob", "x", "run", IMAGE], ["docker", "-x", "y", "run", IMAGE]])
+def test_no_run_line(argv: list[str]) -> None:
+    assert run_line(argv) is None
+
+
+# Go's strconv.ParseBool (pflag reads `--rm=VALUE` with it): these twelve, any other refused
+_GO_BOOLS = {**dict.fromkeys(["1", "t", "T", "TRUE", "true", "True"], True),
+             **dict.fromkeys(["0", "f", "F", "FALSE", "false", "False"], False)}
+_NOT_BOOLS = ["yes", "no", "fAlSe", "tRUE", "", "2", "on"]
+
+
+def test_a_boolean_options_value_is_read_as_go_reads_it() -> None:
+    for value, want in _GO_BOOLS.items():
+        line = run_line(["podman", "run", f"--env-host={value}", f"--detach={value}", IMAGE])
+        assert line is not None and not line.problem
+        assert (line.flag("env-host"), line.flag("detach")) == (want, want), value
+    for value in _NOT_BOOLS:
+        line = run_line(["docker", "run", f"--rm={value}", IMAGE])
+        assert line is not None and line.problem == \
+            f"--rm={value} is no boolean the CLI reads (it refuses the line)"
+    line = run_line(["docker", "run", "--rm", IMAGE])
+    assert line is not None and line.flag("rm") and not line.flag("detach")
+
+
+def test_boolean_values_match_the_cli(daemon: tuple[str, _Server]) -> None:
+    scratch, server = daemon
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
+           "DOCKER_HOST": f"unix://{scratch}/docker.sock", "DOCKER_CLI_HINTS": "false"}
+    for value in [*_GO_BOOLS, *_NOT_BOOLS]:
+        server.created.clear()
+        subprocess.run([DOCKER or "docker", "run", f"--rm={value}", IMAGE], env=env,
+                       capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
+        line = run_line(["docker", "run", f"--rm={value}", IMAGE])
+        assert line is not None
+        if not server.created:  # the CLI refused the value
+            assert line.problem, value
+            continue
+        assert not line.problem and server.created[0]["HostConfig"]["AutoRemove"] == \
+            line.flag("rm"), value
+
+
 def test_compose_up_lines_name_their_files() -> None:
     """`docker compose` reads -f files (relative to the working directory), else the first of
     compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml in the project
@@ -240,6 +404,47 @@ def test_compose_up_lines_name_their_files() -> None:
         "/opt/a/compose.yaml"  # type: ignore[index]
     assert compose_files(["docker", "compose", "down"], "/") is None
     assert compose_files(["docker", "run", "img"], "/") is None
+
+
+_DEFAULTS = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+
+
+@pytest.mark.parametrize(("argv", "workdir", "files"), [
+    # options Compose takes before the subcommand: without a value, or with one (either form)
+    (["docker", "compose", "--verbose", "--dry-run", "-p", "x", "--file", "a.yml", "up"],
+     "/srv", ["/srv/a.yml"]),
+    (["docker", "compose", "--verbose", "-f", "a.yml", "--project-name=x", "up"], "/srv",
+     ["/srv/a.yml"]),
+    (["/usr/local/bin/docker-compose", "--project-directory=/p", "up", "-d"], "/srv",
+     [f"/p/{n}" for n in _DEFAULTS]),
+    (["podman", "compose", "up"], "/srv", [f"/srv/{n}" for n in _DEFAULTS]),
+    # a relative project directory or file is read from the working directory (the CLI's)
+    (["docker", "compose", "--project-directory", "app", "up"], "/", [f"/app/{n}"
+                                                                      for n in _DEFAULTS]),
+    (["docker", "compose", "--project-directory", "app", "up"], "/srv/",
+     [f"/srv/app/{n}" for n in _DEFAULTS]),
+    (["docker", "compose", "-f", "a.yml", "-f", "../b.yml", "up"], "/srv/app/",
+     ["/srv/app/a.yml", "/srv/b.yml"]),
+    (["docker", "compose", "up"], "/", [f"/{n}" for n in _DEFAULTS]),
+    # -f is from the working directory even with --project-directory (compose-go #145, #147)
+    (["docker", "compose", "--project-directory", "/p", "-f", "a.yml", "up"], "/srv",
+     ["/srv/a.yml"]),
+    # no `up`: no Compose project is started
+    (["docker", "compose", "--verbose"], "/", None),
+    (["docker", "compose", "-f"], "/", None),
+    (["docker", "compose", "-f", "a.yml"], "/", None),
+    (["docker", "compose"], "/", None),
+    (["echo", "compose", "up"], "/", None),
+    ([], "/", None),
+])
+def test_compose_files_as_compose_reads_its_options(argv: list[str], workdir: str,
+                                                    files: list[str] | None) -> None:
+    """Compose reference ("docker compose"): -f/--file (repeatable), -p/--project-name,
+    --project-directory, --env-file, --profile take a value, as ``--opt value`` or
+    ``--opt=value``; relative paths are from the working directory."""
+    from agentkit._hostmodel.runtimes._runline import compose_files
+
+    assert compose_files(argv, workdir) == files
 
 
 def test_units_running_containers(tmp_path: Path) -> None:

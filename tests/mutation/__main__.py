@@ -197,6 +197,8 @@ TARGETS: dict[str, Target] = {
 # fast test files that reach it, never tests/test_scenarios.py (whole investigations per
 # mutant). mutmut runs, per mutant, only the tests among these that reach its function.
 _RT = "agentkit/_hostmodel/runtimes/"
+RT_RUN = ["tests/test_runtimes_rununit.py", "tests/test_runtimes_runline.py",
+          "-k", "not test_docker_run_matches_the_cli"]
 TARGETS.update({
     # discovery called directly on small snapshots: the investigation-backed tests that also
     # reach it (test_authority, test_runtimes_*) cost ~20 investigations per surviving mutant
@@ -319,7 +321,33 @@ TARGETS.update({
         "shown.dropins = split_strv(value)": "systemctl show prints each property once",
         "shown.main_pid = int(value or 1)": "MainPID is printed as a number (0 when none)",
     }),
-    "rt-runline": Target(_RT + "_runline.py", ["tests/test_runtimes_runline.py"]),
+    # RT_RUN: the docker CLI oracle's 1000-case test costs minutes per surviving mutant; its
+    # fixed 60-case sample (test_a_sample_of_docker_run_lines_matches_the_cli) runs instead
+    "rt-runline": Target(_RT + "_runline.py", RT_RUN, equivalent={
+        **{line: "the last piece of a split on '/' is the same however many splits" for line in (
+            *(f'if not argv or argv[0].rsplit("/", {n})[-1] not in CLIS:' for n in ("", "2")),
+            *(f'line = RunLine(cli=argv[0].rsplit("/", {n})[-1])' for n in ("", "2")),
+            *(f'prog = argv[0].rsplit("/", {n})[-1] if argv else ""' for n in ("", "2")))},
+        'prog = argv[0].rsplit("/", 1)[-1] if argv else "XXXX"': "an empty argv is no "
+        "Compose line either way: neither name is a CLI's or docker-compose",
+        **{line: "a Compose option's value that is the last word leaves no `up` after it: "
+                 "None either way" for line in (
+            'value = rest[i + 1] if i + 2 < len(rest) else ""',
+            'value = rest[i + 1] if i + 1 < len(rest) else "XXXX"')},
+        'if lines or lines[-1] == "":': "str.split gives at least one piece: lines is never "
+        "empty",
+        'if lines and lines[-1] == "XXXX":': "an empty last piece kept is skipped as an empty "
+        "line",
+        **{line: "a name alone: raw is read only for an '=' (the origin's 'from the unit's "
+                 "NAME'), and neither the name nor '' holds one" for line in (
+            "out.append(EnvEntry(name, caller[line], line=n, ))",
+            "return EnvEntry(name, caller.get(name), )")},
+        **{line: "ParseBool reads TRUE as true: flag() answers the same" for line in (
+            'line.options.append((name, value if eq else "TRUE"))',
+            'line.options.append((_SHORT_NAMES[ch], "TRUE"))')},
+        "out.pop(None, None)": "only the order of the final names changes (a name set again "
+        "keeps its first place): the values, which the process reads by name, are the same",
+    }),
     "rt-dotenv": Target(_RT + "_dotenv.py", ["tests/test_runtimes_compose_dotenv.py",
                                              "tests/test_runtimes_compose_files.py"],
                         equivalent={
@@ -346,7 +374,32 @@ TARGETS.update({
         "f\"{'XX, XX'.join(k for k in vf if k not in _LOADER_KEYS)}: its value is \"":
             "the API allows exactly one source in a valueFrom: one name joined is itself",
     }),
-    "rt-rununit": Target(_RT + "_rununit.py", ["tests/test_runtimes_runline.py"]),
+    "rt-rununit": Target(_RT + "_rununit.py", RT_RUN, equivalent={
+        'async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir: str = '
+        '"XX/XX"': "a default that is no absolute path is read as / on the next line",
+        'workdir = workdir.lstrip("XX-XX") if workdir.lstrip("-").startswith("/") else "/"':
+            "after the dashes comes '/' (the condition): an X is never stripped",
+        "entries = [(EnvEntry(k, s.value, line=s.line, raw=f\"{k}={s.value}\"),": "the list "
+        "is empty before --env-host's entries",
+        **{line: "an --env-host entry's raw is never read (its origin is --env-host's, and "
+                 "it has no env-file line)" for line in (
+            "entries += [(EnvEntry(k, s.value, line=s.line, raw=None),",
+            "entries += [(EnvEntry(k, s.value, line=s.line, ),")},
+        **{line: "every unit setting and ExecStart= carries its evidence id (the systemd and "
+                 "quadlet readers always cite them)" for line in (
+            'f"host:{s.source}", s.evidence[0] if (s.evidence) or True else "")',
+            'f"host:{s.source}", s.evidence[0] if s.evidence else "XXXX")',
+            'entries += [(e, "", server.argv_evidence[0] if (server.argv_evidence) or True '
+            'else "")',
+            'entries += [(e, "", server.argv_evidence[0] if server.argv_evidence else "XXXX")')},
+        "return [EnvEntry(k, v, ) for k, v in caller.items() if k.startswith(value[:-1])]":
+            "raw is read only for an '=' (the origin's 'from the unit's NAME'): NAME* has none",
+        **{line: "the last piece of a split on '/' is the same however many splits" for line in (
+            'command and command[0].rsplit("/", )[-1] in ("bash", "sh", "python", "python3"))',
+            'command and command[0].rsplit("/", 2)[-1] in ("bash", "sh", "python", "python3"))')},
+        **{f'if kv.get("type", {d}) == "bind" and src and dst:': "any default but 'bind' "
+           "is not a bind mount" for d in ("None", "", '"XXvolumeXX"', '"VOLUME"')},
+    }),
     "rt-processes": Target(_RT + "_processes.py", ["tests/test_runtimes_procs_direct.py",
                                                    "tests/test_runtimes_procs.py"], equivalent={
         'kind, ident = started_by.get("kind"), str(started_by.get("id") or "XXXX")': "an "

@@ -20,6 +20,7 @@ Facts from Docker's reference (``docker container run``, and docker/cli's ``opts
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 CLIS = ("docker", "podman")
@@ -69,6 +70,9 @@ _GLOBAL_VALUE = frozenset({"config", "context", "host", "log-level", "tlscacert"
                            "runtime", "tmpdir", "conmon", "module"})
 _GLOBAL_VALUE_SHORT = frozenset("cHl")
 _GLOBAL_BOOL = frozenset({"debug", "tls", "tlsverify", "remote", "syslog"})
+# What Go's strconv.ParseBool reads (pflag's `--rm=VALUE`); any other value is refused.
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 @dataclass
@@ -90,8 +94,7 @@ class RunLine:
         return got[-1] if got else None
 
     def flag(self, name: str) -> bool:
-        got = self.last(name)
-        return got is not None and got.lower() not in ("false", "0")
+        return self.last(name) in _GO_TRUE
 
 
 def run_line(argv: list[str]) -> RunLine | None:
@@ -123,6 +126,10 @@ def _skip_globals(argv: list[str], i: int) -> int | None:
     return i
 
 
+class _NotUnderstood(Exception):
+    """A word of the line this reading does not understand: the reading stops there."""
+
+
 def _options(line: RunLine, argv: list[str], i: int) -> None:
     while i < len(argv):
         a = argv[i]
@@ -131,8 +138,10 @@ def _options(line: RunLine, argv: list[str], i: int) -> None:
             break
         if not a.startswith("-") or a == "-":
             break
-        i = _long(line, argv, i) if a.startswith("--") else _short(line, argv, i)
-        if line.problem:
+        try:
+            i = _long(line, argv, i) if a.startswith("--") else _short(line, argv, i)
+        except _NotUnderstood as e:
+            line.problem = str(e)
             return
     if i >= len(argv):
         line.problem = "no image after the options"
@@ -146,17 +155,18 @@ def _options(line: RunLine, argv: list[str], i: int) -> None:
 def _long(line: RunLine, argv: list[str], i: int) -> int:
     name, eq, value = argv[i][2:].partition("=")
     if name in _BOOL_LONG:
+        if eq and value not in _GO_TRUE + _GO_FALSE:
+            raise _NotUnderstood(f"--{name}={value} is no boolean the CLI reads (it refuses the "
+                                 "line)")
         line.options.append((name, value if eq else "true"))
         return i + 1
     if name not in _VALUE_LONG:
-        line.problem = f"option --{name} is not one this reading knows"
-        return i + 1
+        raise _NotUnderstood(f"option --{name} is not one this reading knows")
     if eq:
         line.options.append((name, value))
         return i + 1
     if i + 1 >= len(argv):
-        line.problem = f"--{name} has no value"
-        return i + 1
+        raise _NotUnderstood(f"--{name} has no value")
     line.options.append((name, argv[i + 1]))
     return i + 2
 
@@ -170,15 +180,13 @@ def _short(line: RunLine, argv: list[str], i: int) -> int:
             line.options.append((_SHORT_NAMES[ch], "true"))
             continue
         if ch not in _VALUE_SHORT:
-            line.problem = f"option -{ch} is not one this reading knows"
-            return i + 1
+            raise _NotUnderstood(f"option -{ch} is not one this reading knows")
         rest = word[k + 1 :]
         if rest:
             line.options.append((_SHORT_NAMES[ch], rest.removeprefix("=")))
             return i + 1
         if i + 1 >= len(argv):
-            line.problem = f"-{ch} has no value"
-            return i + 1
+            raise _NotUnderstood(f"-{ch} has no value")
         line.options.append((_SHORT_NAMES[ch], argv[i + 1]))
         return i + 2
     return i + 1
@@ -281,7 +289,7 @@ def compose_files(argv: list[str], workdir: str) -> list[str] | None:
             project_dir = value
     if rest[i : i + 1] != ["up"]:
         return None
-    base = project_dir if project_dir.startswith("/") else f"{workdir}/{project_dir}"
-    if files:
-        return [f if f.startswith("/") else f"{workdir.rstrip('/')}/{f}" for f in files]
-    return [f"{base.rstrip('/')}/{n}" for n in COMPOSE_NAMES]
+    # normalized: the Compose runtime finds a unit's files by the paths a glob returns
+    base = posixpath.join(workdir, project_dir)
+    return [posixpath.normpath(posixpath.join(workdir if files else base, f))
+            for f in files or COMPOSE_NAMES]

@@ -72,12 +72,12 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
         if error:
             server.problems.append(f"{full}: {error}: `{line.cli} run` refuses this env file "
                                    "(the container does not start)")
-        for e in got:
-            text = lines[e.line - 1] if 0 < e.line <= len(lines) else e.raw
+        for e in got:  # its lines are numbered as `lines` is: each is there
+            text = lines[e.line - 1]
             entries.append((e, full, ctx.cite("file", f"{full}:{e.line}", text.strip(), text)))
     for value in line.values("env"):
-        entries.append((env_flag(value, caller), "", server.argv_evidence[0]
-                        if server.argv_evidence else ""))
+        entries += [(e, "", server.argv_evidence[0] if server.argv_evidence else "")
+                    for e in _flag_entries(server, line.cli, value, caller, where)]
     _apply(server, line, entries, unit_env, where)
     if line.entrypoint is None:  # the command is the image's ENTRYPOINT's arguments
         known = with_entrypoint(line.image, line.command, where,
@@ -87,6 +87,22 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
         server.argv_problems += known.problems + ([known.refused] if known.refused else [])
 
 
+def _flag_entries(server: Server, cli: str, value: str, caller: dict[str, str], where: str
+                  ) -> list[EnvEntry]:
+    """One ``-e``: docker sends a name its own environment lacks bare (the daemon removes it
+    from the image's ENV); podman sends nothing for it, and ``NAME*`` takes every variable of
+    its environment that starts with NAME (podman-run(1) --env)."""
+    e = env_flag(value, caller)
+    if cli != "podman" or e.value is not None:
+        return [e]
+    if value.endswith("*"):
+        return [EnvEntry(k, v, raw=value) for k, v in caller.items() if k.startswith(value[:-1])]
+    (server.problems if e.name.startswith("NCCL_") else server.notes).append(
+        f"-e {e.name} ({where}): {e.name} is not set in the unit's environment, so podman "
+        "passes nothing for it (the image's value, if it has one, stays)")
+    return []
+
+
 def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str]],
            unit_env: dict[str, Setting], where: str) -> None:
     final = final_env([e for e, _, _ in entries])
@@ -94,6 +110,7 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     server.env = {}
     for name, e in final.items():
         file, ev = evidence[id(e)]
+        from_file = bool(file) and not file.startswith("host:")  # an env file's own line
         if e.value is None:
             said = server.problems if name.startswith("NCCL_") else server.notes
             said.append(f"-e {name} ({where}): {name} is not set in the unit's environment, "
@@ -108,7 +125,7 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
                                    line=e.line if file else server.argv_line, evidence=[ev],
                                    origin=origin)
         quoted = len(e.value) >= 2 and e.value[0] == e.value[-1] and e.value[0] in "'\""
-        if file and not file.startswith("host:") and quoted and name.startswith("NCCL_"):
+        if from_file and quoted and name.startswith("NCCL_"):
             server.problems.append(
                 f"{name}={e.value} ({file}:{e.line}): `{line.cli} run --env-file` keeps quotes "
                 f"(no shell parsing), so the process gets the quote characters too; write "
@@ -122,6 +139,10 @@ def _apply(server: Server, line: RunLine, entries: list[tuple[EnvEntry, str, str
     server.container_name = line.last("name") or ""
     server.notes.append(f"started by systemd ({server.name}): `{line.cli} run` of image "
                         f"{line.image}; the image's own ENV (below these) is not visible here")
+    if line.flag("env-host"):
+        server.notes.append(f"`{line.cli} run --env-host`: the image's own ENV is above the "
+                            "unit's environment (podman-run(1) ENVIRONMENT), so a name it sets "
+                            "may not have the unit's value")
     server.argv = [*(line.entrypoint or []), *line.command]  # see contain: no --entrypoint
     if line.flag("detach") and server.container_name:  # its output goes to docker logs
         server.log_argv = [line.cli, "logs", "--tail", "2000", "--timestamps",
@@ -156,20 +177,19 @@ def adopt(unit: Server, inspected: Server) -> None:
         if not name.startswith("NCCL_") or name in NOT_TUNING:
             continue
         said, now = unit.env.get(name), inspected.env.get(name)
-        if said is not None and now is not None and said.value == now.value:
-            continue
-        if said is None and now is not None:
+        if said is None:  # the name is in one of the two: the container's
             unit.problems.append(
-                f"{name}={now.value} is in the running container {inspected.name} but not on "
-                f"{unit.name}'s `{unit.runtime} run` line (the image sets it, or the line "
-                "changed since): it is in effect now")
+                f"{name}={inspected.env[name].value} is in the running container "
+                f"{inspected.name} but not on {unit.name}'s `{unit.runtime} run` line (the image "
+                "sets it, or the line changed since): it is in effect now")
+            continue
+        if now is not None and said.value == now.value:
             continue
         unit.problems.append(
             f"{name}: the running container {inspected.name} has "
             f"{'it unset' if now is None else repr(now.value)} ({inspected.path}), while "
-            f"{unit.name}'s `{unit.runtime} run` line declares "
-            f"{f'{said.value!r} ({said.where})' if said else 'nothing'}; the line's value "
-            "takes effect only when systemd starts the unit again")
+            f"{unit.name}'s `{unit.runtime} run` line declares {said.value!r} ({said.where}); "
+            "the line's value takes effect only when systemd starts the unit again")
     if inspected.argv != unit.argv:
         unit.problems.append(f"the running container {inspected.name} runs "
                              f"`{' '.join(inspected.argv)}`, not what {unit.name}'s line now "
