@@ -216,3 +216,25 @@ def test_a_docker_image_inspect_capture_serves_too(tmp_path: Path) -> None:
     assert s.argv == ["python3", "-m", "vllm.entrypoints.openai.api_server", "vllm", "serve",
                       "/models/m"]
     assert "unrecognized arguments" in s.refused and not s.argv_problems
+
+
+def test_a_positional_model_on_the_vllm_image_without_its_config_is_not_established(
+        tmp_path: Path) -> None:
+    # `vllm serve`'s parser adds a positional model tag; the api_server module's parser
+    # (make_arg_parser alone) takes flags only, so after the earlier ENTRYPOINT vLLM exits
+    # with "unrecognized arguments": which ENTRYPOINT, and so whether it starts, is open
+    s, where = _run(tmp_path, "vllm/vllm-openai:latest", "/models/m -tp 2")
+    assert s is not None and not s.refused
+    said = _unestablished(s, where)
+    assert said and "positional" in said[0], s.argv_problems
+
+
+def test_a_positional_model_after_the_api_server_entrypoint_is_refused(tmp_path: Path) -> None:
+    entry = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    s, where = _run(tmp_path, "vllm/vllm-openai:v0.4.0", "/models/m -tp 2",
+                    inspect=_image(entry))
+    assert s is not None and where in s.refused and "unrecognized arguments" in s.refused
+    s, _ = _run(tmp_path / "b", "vllm/vllm-openai:v0.11.0", "/models/m -tp 2",
+                inspect=_image(["vllm", "serve"]))
+    assert s is not None and not s.refused and not s.argv_problems
+    assert s.argv == ["vllm", "serve", "/models/m", "-tp", "2"]

@@ -76,7 +76,8 @@ def with_entrypoint(image: str, command: list[str], where: str,
         cmd = command or [str(a) for a in config.get("Cmd") or []]
         out = Entry([*entry, *cmd], [f"{image}'s ENTRYPOINT {entry or 'none'}, from "
                                      f"`docker inspect --type image {image}`"])
-        if entry and _is_vllm_entry(entry) and starts_program(cmd):
+        if entry and _is_vllm_entry(entry) and (starts_program(cmd) or (
+                _positional(cmd) and "vllm.entrypoints.openai.api_server" in entry)):
             out.refused = (
                 f"{where}: the image's ENTRYPOINT `{' '.join(entry)}` gets the command as its "
                 f"arguments (`{' '.join([*entry, *cmd[:2]])} …`), which vLLM's argument parser "
@@ -91,6 +92,12 @@ def with_entrypoint(image: str, command: list[str], where: str,
                 f"ENTRYPOINT, {_VLLM_ENTRYPOINTS}, and vLLM refuses it after either; it runs as "
                 f"written only on an image without that ENTRYPOINT. {said}: whether it starts "
                 "the engine is not established"])
+        if _positional(command):  # `vllm serve`'s model tag; api_server has no positional
+            return Entry(["vllm", "serve", *command], [], [
+                f"{where}: `{command[0]}` first is `vllm serve`'s positional model; after the "
+                "earlier ENTRYPOINT (`python3 -m vllm.entrypoints.openai.api_server`, whose "
+                f"parser takes no positional argument) vLLM refuses it. {said}: which one runs, "
+                "and so whether the engine starts, is not established (read as `vllm serve`)"])
         return Entry(["vllm", "serve", *command], [
             f"{image}'s ENTRYPOINT is {_VLLM_ENTRYPOINTS}, not shown which: both run vLLM's "
             "OpenAI server with these arguments (read as `vllm serve`)"])
@@ -101,6 +108,10 @@ def with_entrypoint(image: str, command: list[str], where: str,
             "starts the engine is not established"])
     return Entry(command, [f"{said}: " + ("the command is read as the whole command line"
                                           if command else "what it runs is not known")])
+
+
+def _positional(command: list[str]) -> bool:
+    return bool(command) and not command[0].startswith("-")
 
 
 def _is_vllm_entry(entry: list[str]) -> bool:
