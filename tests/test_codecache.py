@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import keyword
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,9 @@ _METHODS = ("__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__g
 
 
 @pytest.fixture(autouse=True)
-def _cache(tmp_path: Path) -> Iterator[Path]:
-    saved = os.environ.get("AGENTKIT_CACHE_DIR")
-    os.environ["AGENTKIT_CACHE_DIR"] = str(tmp_path / "cache")
-    yield tmp_path / "cache"
-    if saved is None:
-        del os.environ["AGENTKIT_CACHE_DIR"]
-    else:
-        os.environ["AGENTKIT_CACHE_DIR"] = saved
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 _NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(

@@ -4,8 +4,6 @@ for another text, or a damaged one, is parsed afresh."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +17,9 @@ from agentkit._catalog._template import _LOADER
 
 
 @pytest.fixture(autouse=True)
-def _cache(tmp_path: Path) -> Iterator[Path]:
-    saved = os.environ.get("AGENTKIT_CACHE_DIR")
-    os.environ["AGENTKIT_CACHE_DIR"] = str(tmp_path / "cache")
-    yield tmp_path / "cache"
-    if saved is None:
-        del os.environ["AGENTKIT_CACHE_DIR"]
-    else:
-        os.environ["AGENTKIT_CACHE_DIR"] = saved
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 def _reference(text: str) -> tuple[str, Any]:
