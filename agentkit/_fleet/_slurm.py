@@ -127,6 +127,7 @@ class SlurmTransport:
         finally:
             with anyio.CancelScope(shield=True):
                 await _stop(proc)
+                await proc.aclose()  # its pipes too: left open, asyncio warns at exit
         return outcome(host, out, err, code, round(time.perf_counter() - t0, 6))
 
 
