@@ -20,6 +20,7 @@ Expected values come from the tools' documentation, written before running:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -48,10 +49,12 @@ def _unit(argv: list[str], env: dict[str, str] | None = None, line: int = 7) -> 
 
 def contained(tmp_path: Path, argv: list[str], env: dict[str, str] | None = None,
               files: dict[str, str] | None = None, workdir: str = "/", line: int = 7,
-              model: HostModel | None = None) -> tuple[RecipeContext, HostModel, Server]:
-    ctx = RecipeContext(Sandbox(snapshot(tmp_path, files or {}), task_id="t"),
+              model: HostModel | None = None,
+              commands: list[tuple[list[str], str, int]] | None = None,
+              server: Server | None = None) -> tuple[RecipeContext, HostModel, Server]:
+    ctx = RecipeContext(Sandbox(snapshot(tmp_path, files or {}, commands), task_id="t"),
                         TaskSpec(id="t", title="t", objective="o"))
-    server, model = _unit(argv, env, line), model or HostModel()
+    server, model = server or _unit(argv, env, line), model or HostModel()
     anyio.run(contain, ctx, server, model, workdir)
     return ctx, model, server
 
@@ -386,3 +389,53 @@ def test_adopt_keeps_the_units_own_state_and_takes_shown_mounts() -> None:
     adopt(unit, running)
     assert unit.problems == []
     assert (unit.state.value, unit.mounts, unit.gpus) == ("crash-looping", {"/r": "/r"}, "all")
+
+
+# -- the image's ENTRYPOINT, when a capture of the image's config shows it ----------------
+# Docker's run reference: the words after the image are the ENTRYPOINT's arguments. `docker
+# inspect --type image IMAGE` (podman: the same verb) prints a list of one object whose
+# Config.Entrypoint is that ENTRYPOINT. vLLM's `vllm serve` parser refuses a second program
+# name (`vllm serve vllm serve /m`: unrecognized arguments): the container exits at start.
+
+def _image_config(cli: str, image: str, entry: list[str]) -> tuple[list[str], str, int]:
+    config = [{"Id": "sha256:" + "a" * 64, "Config": {"Entrypoint": entry, "Cmd": None}}]
+    return [cli, "inspect", "--type", "image", image], json.dumps(config), 0
+
+
+@pytest.mark.parametrize("cli", ["docker", "podman"])
+def test_the_images_entrypoint_from_its_captured_config(tmp_path: Path, cli: str) -> None:
+    _, _, s = contained(tmp_path, [f"/usr/bin/{cli}", "run", "my/image", "/m", "--tp", "2"],
+                        commands=[_image_config(cli, "my/image", ["vllm", "serve"])])
+    assert s.argv == ["vllm", "serve", "/m", "--tp", "2"]
+    assert (s.argv_problems, s.refused) == ([], "")
+    assert any("from `docker inspect --type image my/image`" in n for n in s.notes)
+
+
+def test_a_command_the_images_vllm_entrypoint_refuses_means_it_cannot_run(
+        tmp_path: Path) -> None:
+    before = Server(name="llm.service", path=UNIT, files=[UNIT],
+                    argv=run("my/image", "vllm", "serve", "/m"), argv_source=UNIT, argv_line=7,
+                    argv_evidence=["ev-argv"], env={})
+    before.argv_problems = ["an earlier reader's doubt"]  # kept: the step adds to it
+    _, _, s = contained(tmp_path, [], server=before,
+                        commands=[_image_config("docker", "my/image", ["vllm", "serve"])])
+    assert s.argv == ["vllm", "serve", "vllm", "serve", "/m"]
+    assert f"{UNIT}:7" in s.refused and "unrecognized arguments" in s.refused
+    assert s.argv_problems == ["an earlier reader's doubt"]
+
+
+def test_an_unseen_entrypoint_is_said_with_the_units_line(tmp_path: Path) -> None:
+    _, _, s = contained(tmp_path, run("my/image", "vllm", "serve", "/m"), line=9)
+    [said] = s.argv_problems
+    assert said.startswith(f"{UNIT}:9: ") and "not established" in said and not s.refused
+
+
+def test_adopt_moves_the_lines_entrypoint_doubt_and_refusal_to_its_next_start() -> None:
+    # a container of the unit runs now (inspect is the authority): what the line's
+    # ENTRYPOINT left open, or refuses, is about the next start, not what runs
+    unit, running = _pair({}, {})
+    unit.argv_problems, unit.refused = ["open: which ENTRYPOINT"], "vLLM refuses the line"
+    adopt(unit, running)
+    assert (unit.argv_problems, unit.refused) == ([], "")
+    assert unit.problems == ["open: which ENTRYPOINT",
+                             "at its next start: vLLM refuses the line"]

@@ -84,7 +84,9 @@ async def contain(ctx: RecipeContext, server: Server, model: HostModel, workdir:
                                 await image_config(ctx, line.image, line.cli))
         server.argv = known.argv
         server.notes += known.notes
-        server.argv_problems += known.problems + ([known.refused] if known.refused else [])
+        server.argv_problems += known.problems
+        # established from the image's config: its engine refuses the line (as Compose's)
+        server.refused = server.refused or known.refused
 
 
 def _flag_entries(server: Server, cli: str, value: str, caller: dict[str, str], where: str
@@ -195,9 +197,11 @@ def adopt(unit: Server, inspected: Server) -> None:
                              f"`{' '.join(inspected.argv)}`, not what {unit.name}'s line now "
                              "says: the line takes effect only at the next start")
     unit.env = inspected.env
-    # what the line's ENTRYPOINT left unknown concerns its next start, not what runs now
-    unit.problems += unit.argv_problems
-    unit.argv_problems = []
+    # what the line's ENTRYPOINT left unknown, or refuses, concerns its next start, not what
+    # runs now
+    unit.problems += unit.argv_problems + ([f"at its next start: {unit.refused}"]
+                                           if unit.refused else [])
+    unit.argv_problems, unit.refused = [], ""
     unit.argv, unit.flags, unit.engine = inspected.argv, inspected.flags, inspected.engine
     unit.argv_evidence = [*inspected.argv_evidence, *unit.argv_evidence]
     unit.container_id, unit.rootfs = inspected.container_id, inspected.rootfs
