@@ -455,7 +455,8 @@ TARGETS.update({
     "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_given.py"]),
     # the image's ENTRYPOINT before a container's command (Compose, docker run, a Pod's args)
     "rt-entrypoint": Target(_RT + "_entrypoint.py", [
-        "tests/test_runtimes_compose_entrypoint.py", "tests/test_runtimes_rununit.py"]),
+        "tests/test_runtimes_entrypoint.py", "tests/test_runtimes_compose_entrypoint.py",
+        "tests/test_runtimes_rununit.py"]),
     "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
                          equivalent={
         f'select_current(model, str(ctx.spec.inputs.get("question", {d})))': "without a "

@@ -115,5 +115,7 @@ def _positional(command: list[str]) -> bool:
 
 
 def _is_vllm_entry(entry: list[str]) -> bool:
+    # flags after `vllm serve` (`--port 8000`) leave it the parser the command meets
     names = [e.rsplit("/", 1)[-1] for e in entry]
-    return names[-2:] == ["vllm", "serve"] or "vllm.entrypoints.openai.api_server" in names
+    return any(names[i:i + 2] == ["vllm", "serve"] for i in range(len(names))) \
+        or "vllm.entrypoints.openai.api_server" in names
