@@ -24,7 +24,12 @@ import anyio
 import pytest
 
 from agentkit._hostmodel.runtimes._entrypoint import (
-    VLLM_IMAGE, _is_vllm_entry, image_config, starts_program, with_entrypoint)
+    VLLM_IMAGE,
+    _is_vllm_entry,
+    image_config,
+    starts_program,
+    with_entrypoint,
+)
 from agentkit._sandbox._context import RecipeContext
 from agentkit._sandbox._sandbox import Sandbox
 from agentkit._types import TaskSpec
