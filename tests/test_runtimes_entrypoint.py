@@ -312,3 +312,17 @@ def test_arguments_on_another_image_are_the_command_line() -> None:
     assert e.argv == [] and not e.problems and not e.refused
     assert [n for n in e.notes if "registry.local/llm:7" in n
             and n.endswith(": what it runs is not known")], e.notes
+
+
+def test_a_second_positional_after_an_entrypoint_naming_its_model_is_refused() -> None:
+    # `vllm serve`'s parser has one positional (the model tag): an ENTRYPOINT that names the
+    # model already leaves a positional command to argparse's "unrecognized arguments"
+    entry = ["vllm", "serve", "/models/baked", "--port", "8000"]
+    e = with_entrypoint("img:1", ["/models/m", "-tp", "2"], WHERE, {"Entrypoint": entry})
+    assert e.argv == [*entry, "/models/m", "-tp", "2"] and WHERE in e.refused, e
+    # flags after it run; so does a positional after a flag's value (`--port 8000` is no model)
+    e = with_entrypoint("img:1", ["-tp", "2"], WHERE, {"Entrypoint": entry})
+    assert not e.refused and not e.problems
+    e = with_entrypoint("img:1", ["/models/m"], WHERE,
+                        {"Entrypoint": ["vllm", "serve", "--port", "8000"]})
+    assert not e.refused and not e.problems
