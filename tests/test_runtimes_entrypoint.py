@@ -317,9 +317,10 @@ def test_arguments_on_another_image_are_the_command_line() -> None:
 def test_a_second_positional_after_an_entrypoint_naming_its_model_is_refused() -> None:
     # `vllm serve`'s parser has one positional (the model tag): an ENTRYPOINT that names the
     # model already leaves a positional command to argparse's "unrecognized arguments"
-    entry = ["vllm", "serve", "/models/baked", "--port", "8000"]
-    e = with_entrypoint("img:1", ["/models/m", "-tp", "2"], WHERE, {"Entrypoint": entry})
-    assert e.argv == [*entry, "/models/m", "-tp", "2"] and WHERE in e.refused, e
+    for entry in (["vllm", "serve", "/models/baked", "--port", "8000"],
+                  ["/opt/venv/bin/vllm", "serve", "/models/baked"]):
+        e = with_entrypoint("img:1", ["/models/m", "-tp", "2"], WHERE, {"Entrypoint": entry})
+        assert e.argv == [*entry, "/models/m", "-tp", "2"] and WHERE in e.refused, e
     # flags after it run; so does a positional after a flag's value (`--port 8000` is no model)
     e = with_entrypoint("img:1", ["-tp", "2"], WHERE, {"Entrypoint": entry})
     assert not e.refused and not e.problems
