@@ -455,7 +455,13 @@ TARGETS.update({
     "rt-given": Target(_RT + "_given.py", ["tests/test_runtimes_given.py"]),
     # the image's ENTRYPOINT before a container's command (Compose, docker run, a Pod's args)
     "rt-entrypoint": Target(_RT + "_entrypoint.py", [
-        "tests/test_runtimes_compose_entrypoint.py", "tests/test_runtimes_rununit.py"]),
+        "tests/test_runtimes_entrypoint.py", "tests/test_runtimes_compose_entrypoint.py",
+        "tests/test_runtimes_rununit.py"], equivalent={
+        **{line: "the last piece of a split on '/' is the same however many splits" for line in (
+            *(f'command and command[0].rsplit("/", {n})[-1] in _PROGRAMS)' for n in ("", "2")),
+            *(f'names = [e.rsplit("/", {n})[-1] for e in entry]' for n in ("", "2")))},
+        'return any(names[i:i + 2] == ["vllm", "serve"] and _positional(names[i + 2:i + 4])':
+        "_positional reads the first word of the slice only"}),
     "host-build": Target("agentkit/_hostmodel/_build.py", ["tests/test_host_build.py"],
                          equivalent={
         f'select_current(model, str(ctx.spec.inputs.get("question", {d})))': "without a "

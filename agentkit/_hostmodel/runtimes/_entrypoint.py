@@ -77,7 +77,8 @@ def with_entrypoint(image: str, command: list[str], where: str,
         out = Entry([*entry, *cmd], [f"{image}'s ENTRYPOINT {entry or 'none'}, from "
                                      f"`docker inspect --type image {image}`"])
         if entry and _is_vllm_entry(entry) and (starts_program(cmd) or (
-                _positional(cmd) and "vllm.entrypoints.openai.api_server" in entry)):
+                _positional(cmd) and ("vllm.entrypoints.openai.api_server" in entry
+                                      or _names_model(entry)))):
             out.refused = (
                 f"{where}: the image's ENTRYPOINT `{' '.join(entry)}` gets the command as its "
                 f"arguments (`{' '.join([*entry, *cmd[:2]])} …`), which vLLM's argument parser "
@@ -114,6 +115,16 @@ def _positional(command: list[str]) -> bool:
     return bool(command) and not command[0].startswith("-")
 
 
-def _is_vllm_entry(entry: list[str]) -> bool:
+def _names_model(entry: list[str]) -> bool:
+    """``vllm serve MODEL …``: its one positional is taken, a second is refused. Only the word
+    right after ``serve`` is surely the model (a later one may be a flag's value)."""
     names = [e.rsplit("/", 1)[-1] for e in entry]
-    return names[-2:] == ["vllm", "serve"] or "vllm.entrypoints.openai.api_server" in names
+    return any(names[i:i + 2] == ["vllm", "serve"] and _positional(names[i + 2:i + 3])
+               for i in range(len(names)))
+
+
+def _is_vllm_entry(entry: list[str]) -> bool:
+    # flags after `vllm serve` (`--port 8000`) leave it the parser the command meets
+    names = [e.rsplit("/", 1)[-1] for e in entry]
+    return any(names[i:i + 2] == ["vllm", "serve"] for i in range(len(names))) \
+        or "vllm.entrypoints.openai.api_server" in names
