@@ -304,8 +304,13 @@ def test_a_program_on_another_image_is_not_established() -> None:
 
 
 def test_arguments_on_another_image_are_the_command_line() -> None:
+    # flags first are no program (Docker would fail to exec `--model`): they can only be the
+    # arguments of an ENTRYPOINT nothing here shows, so what runs is not known
     e = with_entrypoint("registry.local/llm:7", ["--model", "m"], WHERE)
     assert e.argv == ["--model", "m"] and not e.problems and not e.refused
+    assert [n for n in e.notes if "registry.local/llm:7" in n
+            and n.endswith(": these are its arguments, so what it runs is not known")], e.notes
+    e = with_entrypoint("registry.local/llm:7", ["serve.py"], WHERE)
     assert [n for n in e.notes if "registry.local/llm:7" in n
             and n.endswith(": the command is read as the whole command line")], e.notes
     e = with_entrypoint("registry.local/llm:7", [], WHERE)

@@ -107,6 +107,8 @@ def with_entrypoint(image: str, command: list[str], where: str,
             f"{where}: `{' '.join(command[:2])} …` is the whole command line only if {image} "
             f"sets no ENTRYPOINT (else it is that ENTRYPOINT's arguments). {said}: whether it "
             "starts the engine is not established"])
+    if command and command[0].startswith("-"):  # flags are no program: some ENTRYPOINT's
+        return Entry(command, [f"{said}: these are its arguments, so what it runs is not known"])
     return Entry(command, [f"{said}: " + ("the command is read as the whole command line"
                                           if command else "what it runs is not known")])
 
