@@ -11,11 +11,13 @@ is a miss. ``AGENTKIT_CACHE_DIR`` moves the cache (default ``$XDG_CACHE_HOME/age
 from __future__ import annotations
 
 import contextlib
+import marshal
 import os
 import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 def cache_dir() -> Path | None:
@@ -56,6 +58,18 @@ def read(name: str) -> bytes | None:
                 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
             return None
         return f.read()
+
+
+def read_marshalled(name: str) -> Any:
+    """Entry ``name`` as ``marshal`` wrote it, or None (no entry, or not one marshal reads:
+    truncated, another format). Its shape is the caller's to check: any value may be there."""
+    data = read(name)
+    if data is None:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):  # what marshal raises for bytes it cannot read
+        return None
 
 
 def write(name: str, data: bytes) -> None:

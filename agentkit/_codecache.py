@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._cachefiles import read, write
+from ._cachefiles import read_marshalled, write
 
 _NAME = hashlib.sha256("\0".join(
     ["dataclass-code", sys.version, sys.implementation.cache_tag or "none",
@@ -81,13 +81,7 @@ def compiled_dataclasses() -> Iterator[None]:
 
 
 def _load() -> dict[str, types.CodeType]:
-    data = read(_NAME)
-    if data is None:
-        return {}
-    try:
-        got = marshal.loads(data)
-    except Exception:  # a truncated or foreign entry
-        return {}
+    got = read_marshalled(_NAME)
     if not (isinstance(got, dict) and all(
             type(k) is str and type(v) is types.CodeType for k, v in got.items())):
         return {}

@@ -26,7 +26,7 @@ from re import *  # noqa: F403  (this module stands for ``re`` where it is impor
 from re import Match, Pattern  # noqa: F401  (the types, for annotations)
 from typing import Any
 
-from ._cachefiles import read, write
+from ._cachefiles import read_marshalled, write
 
 try:
     import _sre
@@ -55,11 +55,11 @@ def compile(pattern: Any, flags: int = 0) -> Pattern[Any]:  # type: ignore[no-re
 
 
 def _load(name: str, pattern: str, flags: int = 0) -> Pattern[str] | None:
-    data = read(name)
-    if data is None:
+    entry = read_marshalled(name)
+    if entry is None:
         return None
     try:
-        made_for, made_with, final, code, groups, groupindex, indexgroup = marshal.loads(data)
+        made_for, made_with, final, code, groups, groupindex, indexgroup = entry
         # an entry says which pattern it was made for: one under another name (swapped,
         # copied) would give a pattern other groups than the code using it asks for
         if made_for != pattern or made_with != flags:

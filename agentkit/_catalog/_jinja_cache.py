@@ -25,9 +25,9 @@ from jinja2 import Environment, nodes
 from jinja2.environment import TemplateExpression
 from jinja2.parser import Parser
 
-from .._cachefiles import cache_dir, read, write
+from .._cachefiles import read_marshalled, write
 
-__all__ = ["cache_dir", "compile_expression", "from_string", "key", "read", "write"]
+__all__ = ["compile_expression", "from_string", "key"]
 
 _MAGIC = sys.implementation.cache_tag or "none"
 
@@ -44,13 +44,7 @@ def key(env: Environment, kind: str, source: str) -> str:
 
 
 def _code(name: str) -> CodeType | None:
-    data = read(name)
-    if data is None:
-        return None
-    try:
-        code = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):
-        return None
+    code = read_marshalled(name)
     return code if isinstance(code, CodeType) else None
 
 

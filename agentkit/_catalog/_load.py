@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .._cachefiles import read, read_marshalled, write
 from .._resources import bundled
 from . import _check, _jinja_cache, _template
 from ._template import _LOADER, TaskTemplate, TemplateError
@@ -59,14 +60,9 @@ def _parsed(text: str) -> Any:
     not parse is never cached."""
     name = hashlib.sha256("\0".join([yaml.__version__, _LOADER.__name__, sys.version, text])
                           .encode("utf-8", "surrogatepass")).hexdigest() + ".yaml"
-    data = _jinja_cache.read(name)
-    if data is not None:
-        try:
-            made_for, raw = marshal.loads(data)
-        except Exception:  # a truncated or foreign entry
-            made_for = None
-        if made_for == text:
-            return raw
+    entry = read_marshalled(name)
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == text:
+        return entry[1]
     raw = yaml.load(text, Loader=_LOADER)
     try:
         blob = marshal.dumps((text, raw))
@@ -74,7 +70,7 @@ def _parsed(text: str) -> Any:
     except ValueError:  # a value marshal cannot hold
         return raw
     if again == raw and repr(again) == repr(raw):
-        _jinja_cache.write(name, blob)
+        write(name, blob)
     return raw
 
 
@@ -88,13 +84,13 @@ def _checked(path: Path, tpl: TaskTemplate, text: str) -> None:
     checker = _checker_source()
     marker = _jinja_cache.key(_env(), "checked", "\0".join(
         [checker or "", ",".join(sorted(FUNCTIONS)), text])) + ".checked"
-    if checker is not None and _jinja_cache.read(marker) is not None:
+    if checker is not None and read(marker) is not None:
         return
     found = _check.problems(tpl)
     if found:
         raise TemplateError(f"{path}: " + "; ".join(found))
     if checker is not None:
-        _jinja_cache.write(marker, b"")
+        write(marker, b"")
 
 
 @lru_cache(maxsize=1)
