@@ -28,8 +28,8 @@ def _container_cli(program: str, args: list[str]) -> Checked:
         _options(program, sub, rest, flags={"-a", "--all", "--no-trunc", "-q", "--quiet"},
                  valued={"--format": lambda v: v in _JSON}, operands=0)
     elif sub == "inspect":
-        image = any(a in ("--type=image",) or (a == "--type" and rest[i + 1:i + 2] == ["image"])
-                    for i, a in enumerate(rest))
+        image = "--type=image" in rest or any(
+            a == "--type" and rest[i + 1:i + 2] == ["image"] for i, a in enumerate(rest))
         _options(program, sub, rest, flags=set(),
                  valued={"--type": lambda v: v in ("container", "image")}, operands=64,
                  names=_IMAGE if image else _NAME)
